@@ -1,0 +1,23 @@
+"""jaxmatch: GPU graph matching, flow and clustering algorithms in JAX.
+
+Public names only; see README.md for the algorithms and their papers.
+"""
+from jaxmatch import certify, io
+from jaxmatch.graph import (
+    CSR,
+    BipartiteGraph,
+    FlowNetwork,
+    Graph,
+    GraphInputError,
+    stack,
+    unstack,
+)
+from jaxmatch.io import from_igraph, from_networkx, from_scipy, read, to_scipy
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError",
+    "certify", "from_igraph", "from_networkx", "from_scipy", "io", "read",
+    "stack", "to_scipy", "unstack",
+]

@@ -1,0 +1,70 @@
+"""Array primitives shared by the solvers (traceable, vmappable, fixed shapes).
+
+Ids are int32; a *sentinel* id (the capacity of the indexed set) marks an
+empty slot. Gathers go through :func:`take` so that sentinel and negative ids
+read a fill value instead of being clamped, and scatters use ``mode="drop"``.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+# solver status codes, shared by every result type
+CONVERGED = 0
+MAX_ITERS = 1
+STATUS_NAMES = {CONVERGED: "converged", MAX_ITERS: "hit max_iters"}
+
+INT_MAX = jnp.iinfo(jnp.int32).max
+
+
+def take(a: jax.Array, idx: jax.Array, fill) -> jax.Array:
+    """``a[idx]`` where in-range, ``fill`` where idx < 0 or idx >= len(a)."""
+    ok = (idx >= 0) & (idx < a.shape[0])
+    return jnp.where(ok, a[jnp.where(ok, idx, 0)], fill)
+
+
+def mask_ids(ids: jax.Array, keep: jax.Array, sentinel: int) -> jax.Array:
+    """ids where keep, the sentinel elsewhere."""
+    return jnp.where(keep, ids, sentinel)
+
+
+def segment_argmin(keys: jax.Array, ids: jax.Array, segments: jax.Array, num_segments: int):
+    """Per segment, the minimum key and the smallest id attaining it.
+
+    Entries whose segment is out of range (the sentinel) are ignored. Empty
+    segments get ``(INT_MAX, INT_MAX)``. Two segment reductions, no packing,
+    so keys and ids may use the whole int32 range.
+    """
+    best = jax.ops.segment_min(keys, segments, num_segments)
+    at_best = keys == take(best, segments, INT_MAX)
+    arg = jax.ops.segment_min(jnp.where(at_best, ids, INT_MAX), segments, num_segments)
+    return best, arg
+
+
+def compact(keep: jax.Array, values: jax.Array, fill) -> tuple[jax.Array, jax.Array]:
+    """Stable compaction: the kept values first, then ``fill``; and their count.
+
+    A prefix sum gives every kept entry its slot (the shrink kernel of G-PR).
+    """
+    pos = jnp.cumsum(keep, dtype=jnp.int32) - 1
+    out = jnp.full_like(values, fill).at[jnp.where(keep, pos, values.shape[0])].set(values, mode="drop")
+    return out, jnp.sum(keep, dtype=jnp.int32)
+
+
+def expand(offsets: jax.Array, starts: jax.Array, first: jax.Array, lanes: int):
+    """Load-balanced expansion of slot ranges into ``lanes`` work items.
+
+    Slot i owns the items ``[offsets[i], offsets[i+1])`` of a virtual list
+    (``offsets`` is an exclusive prefix sum of the slot sizes, length
+    n_slots + 1); item p of slot i stands for entry ``starts[i] + p -
+    offsets[i]`` of an edge array. For the items ``first .. first+lanes-1``
+    returns (slot, entry, valid). Every lane does equal work whatever the
+    degrees are: the array form of WBPR's workload balancing and of
+    merge-path partitioning.
+    """
+    p = first + jnp.arange(lanes, dtype=jnp.int32)
+    slot = jnp.searchsorted(offsets, p, side="right").astype(jnp.int32) - 1
+    slot = jnp.clip(slot, 0, offsets.shape[0] - 2)
+    valid = p < offsets[-1]
+    entry = starts[slot] + p - offsets[slot]
+    return slot, entry, valid

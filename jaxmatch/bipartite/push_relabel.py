@@ -1,0 +1,188 @@
+"""G-PR: push-relabel maximum cardinality matching in bulk-synchronous array form.
+
+Paper: M. Deveci, K. Kaya, B. Ucar, U. V. Catalyurek, "GPU accelerated maximum
+cardinality matching algorithms for bipartite graphs" (the G-PR paper in
+``shared/papers/gpu-push-relabel-matching.txt``), Algorithms 1-9.
+
+Labels ``psi_r`` (rows) and ``psi_c`` (columns) are lower bounds on the
+alternating distance to an unmatched row; ``inf = n_rows + n_cols``. Active
+columns are unmatched columns not yet proven unmatchable. One loop step:
+
+1. if the step is the scheduled one, a *global relabel* (Algorithms 4-5):
+   a level-synchronous BFS from all unmatched rows over alternating paths
+   sets exact labels (two levels per BFS step), columns it does not reach are
+   unmatchable (mate -2), the next global relabel is scheduled ``k *
+   maxLevel`` steps later (the adaptive strategy; the paper's best k = 0.7),
+   and the active-column list is compacted by a prefix sum (the shrink kernel).
+2. every active column v of the list finds the row u of minimum psi among its
+   neighbours (ties to the smallest row id) — all active columns at once,
+   their edges spread evenly over fixed-size lanes (:func:`jaxmatch._ops.expand`);
+   if psi(u) >= inf, v is unmatchable; otherwise v pushes to u:
+   ``psi(v) = psi(u) + 1``, ``psi(u) = psi(u) + 2``, and u's old mate
+   becomes active in v's slot of the list (Algorithm 9).
+
+Where the array version differs from the CUDA one, and why it stays correct:
+
+* Concurrent pushes to one row. CUDA lets the writers race and repairs the
+  matching afterwards (the Ac/Ap roll-back of Algorithm 8 and FixMatching).
+  Here a scatter-min picks one winner per row, the smallest column id, so
+  ``row_mate`` is always consistent and no roll-back is needed: a losing
+  column keeps its slot and stays active, and it still relabels
+  ``psi(v) = psi(u) + 1``, which is a valid relabel because psi(u) was the
+  minimum over its neighbours when the step began (the paper's argument for
+  its racing threads). FixMatching then only clears stale ``col_mate`` entries.
+* Early exit. A CUDA thread stops scanning at a row with psi = psi(v) - 1; the
+  array version takes the full minimum, which has the same value (psi(v) - 1
+  is the infimum), and breaks ties by row id, so runs are deterministic.
+* The iA check of Algorithm 9 (do not displace a column that is active in the
+  same launch) guards against the races above and is not needed.
+* The shrink runs after every global relabel (the paper: only when the list
+  has >= 512 entries), because a prefix sum costs little next to the BFS.
+
+The result is maximum when the loop ends with no active column: every
+unmatched column then has psi >= inf, so no augmenting path starts at it.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, segment_argmin, take
+
+DEFAULT_K = 0.7
+DEFAULT_LANES = 1 << 18
+
+
+class PRState(NamedTuple):
+    row_mate: jax.Array      # [row_cap] column of each row or -1
+    col_mate: jax.Array      # [col_cap] row, -1 unmatched, -2 unmatchable (may be stale)
+    psi_r: jax.Array         # [row_cap]
+    psi_c: jax.Array         # [col_cap]
+    active: jax.Array        # [col_cap] active-column list, col_cap marks an empty slot
+    n_slots: jax.Array       # slots in use (a prefix of ``active``)
+    it: jax.Array
+    next_gr: jax.Array
+    n_gr: jax.Array
+    pushes: jax.Array
+    levels: jax.Array        # BFS levels run by all global relabels
+
+
+class GRState(NamedTuple):
+    psi_r: jax.Array
+    psi_c: jax.Array
+    level: jax.Array
+    added: jax.Array
+
+
+def consistent_col_mate(g, row_mate, col_mate):
+    """col_mate with entries that row_mate does not confirm set to -1 (FixMatching)."""
+    ok = (col_mate >= 0) & (take(row_mate, col_mate, -1) == jnp.arange(g.col_cap, dtype=jnp.int32))
+    return jnp.where(ok, col_mate, -1)
+
+
+def global_relabel(g, row_mate, col_mate, inf):
+    """Exact labels by a BFS from the unmatched rows; returns (psi_r, psi_c, levels)."""
+    row, col = g.by_col.indices, g.by_col.src
+    real_row = jnp.arange(g.row_cap) < g.n_rows
+    mate = consistent_col_mate(g, row_mate, col_mate)
+    psi_r = jnp.where(real_row & (row_mate == -1), 0, inf).astype(jnp.int32)
+    psi_c = jnp.full(g.col_cap, inf, jnp.int32)
+
+    def step(s: GRState) -> GRState:
+        hit = (take(s.psi_r, row, inf) == s.level) & (take(s.psi_c, col, 0) == inf)
+        psi_c = s.psi_c.at[mask_ids(col, hit, g.col_cap)].set(s.level + 1, mode="drop")
+        new = (psi_c == s.level + 1) & (s.psi_c == inf)
+        psi_r = s.psi_r.at[mask_ids(mate, new & (mate >= 0), g.row_cap)].min(s.level + 2, mode="drop")
+        return GRState(psi_r, psi_c, s.level + 2, jnp.any(new))
+
+    s = lax.while_loop(lambda s: s.added & (s.level < inf),
+                       step, GRState(psi_r, psi_c, jnp.int32(0), jnp.bool_(True)))
+    return s.psi_r, s.psi_c, s.level
+
+
+def _is_active(g, s: PRState, v):
+    """Column v (or the sentinel) still needs a push."""
+    mate = take(s.col_mate, v, -2)
+    return (v < g.col_cap) & ((mate == -1) | ((mate >= 0) & (take(s.row_mate, mate, -1) != v)))
+
+
+def _relabel_and_shrink(g, s: PRState, inf, k):
+    psi_r, psi_c, levels = global_relabel(g, s.row_mate, s.col_mate, inf)
+    v = s.active
+    live = _is_active(g, s, v)
+    reach = take(psi_c, v, inf) < inf
+    col_mate = s.col_mate.at[mask_ids(v, live & ~reach, g.col_cap)].set(-2, mode="drop")
+    active, n = compact(live & reach, v, g.col_cap)
+    gap = jnp.maximum(1, jnp.ceil(k * levels).astype(jnp.int32))
+    return s._replace(psi_r=psi_r, psi_c=psi_c, col_mate=col_mate, active=active, n_slots=n,
+                      next_gr=s.it + gap, n_gr=s.n_gr + 1, levels=s.levels + levels // 2)
+
+
+def _min_rows(g, s: PRState, lanes: int, inf):
+    """For every slot, the minimum row label over its column's rows and that row."""
+    v = s.active
+    ok = (jnp.arange(g.col_cap) < s.n_slots) & (v < g.col_cap)
+    start = take(g.by_col.indptr, v, 0)
+    deg = jnp.where(ok, take(g.by_col.indptr, v + 1, 0) - start, 0)
+    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(deg, dtype=jnp.int32)])
+
+    def chunk(c):
+        first, best, arg = c
+        slot, e, valid = expand(offsets, start, first, lanes)
+        r = take(g.by_col.indices, e, g.row_cap)
+        key = jnp.where(valid, take(s.psi_r, r, inf), INT_MAX)
+        b, a = segment_argmin(key, r, mask_ids(slot, valid, g.col_cap), g.col_cap)
+        better = (b < best) | ((b == best) & (a < arg))
+        return first + lanes, jnp.where(better, b, best), jnp.where(better, a, arg)
+
+    init = (jnp.int32(0), jnp.full(g.col_cap, INT_MAX, jnp.int32), jnp.full(g.col_cap, INT_MAX, jnp.int32))
+    _, best, arg = lax.while_loop(lambda c: c[0] < offsets[-1], chunk, init)
+    return best, arg
+
+
+def _push(g, s: PRState, lanes: int, inf) -> PRState:
+    v = s.active
+    live = (jnp.arange(g.col_cap) < s.n_slots) & _is_active(g, s, v)
+    best, u = _min_rows(g, s, lanes, inf)
+    push = live & (best < inf)
+    dead = live & (best >= inf)
+    winner = jnp.full(g.row_cap, INT_MAX, jnp.int32).at[mask_ids(u, push, g.row_cap)].min(v, mode="drop")
+    won = push & (take(winner, u, -1) == v)
+    old = take(s.row_mate, u, -1)
+    row_mate = s.row_mate.at[mask_ids(u, won, g.row_cap)].set(v, mode="drop")
+    col_mate = s.col_mate.at[mask_ids(v, won, g.col_cap)].set(u, mode="drop")
+    col_mate = col_mate.at[mask_ids(v, dead, g.col_cap)].set(-2, mode="drop")
+    psi_c = s.psi_c.at[mask_ids(v, push, g.col_cap)].set(best + 1, mode="drop")
+    psi_r = s.psi_r.at[mask_ids(u, won, g.row_cap)].set(best + 2, mode="drop")
+    nxt = jnp.where(won, jnp.where(old >= 0, old, g.col_cap), jnp.where(push, v, g.col_cap))
+    return s._replace(row_mate=row_mate, col_mate=col_mate, psi_r=psi_r, psi_c=psi_c,
+                      active=nxt, it=s.it + 1, pushes=s.pushes + jnp.sum(won, dtype=jnp.int32))
+
+
+def _any_active(g, s: PRState):
+    return jnp.any((jnp.arange(g.col_cap) < s.n_slots) & (s.active < g.col_cap))
+
+
+def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_LANES):
+    """Run G-PR from a matching; returns (row_mate, col_mate, status, stats dict)."""
+    inf = (g.n_rows + g.n_cols).astype(jnp.int32)
+    lanes = int(min(lanes, g.edge_cap))
+    cols = jnp.arange(g.col_cap, dtype=jnp.int32)
+    free = (cols < g.n_cols) & (col_mate == -1)
+    active, n = compact(free, cols, g.col_cap)
+    zero = jnp.int32(0)
+    s = PRState(row_mate, col_mate, jnp.zeros(g.row_cap, jnp.int32), jnp.ones(g.col_cap, jnp.int32),
+                active, n, zero, zero, zero, zero, zero)
+
+    def body(s: PRState) -> PRState:
+        s = lax.cond(s.it == s.next_gr, lambda s: _relabel_and_shrink(g, s, inf, k), lambda s: s, s)
+        return _push(g, s, lanes, inf)
+
+    s = lax.while_loop(lambda s: _any_active(g, s) & (s.it < max_iters), body, s)
+    status = jnp.where(_any_active(g, s), MAX_ITERS, CONVERGED).astype(jnp.int32)
+    col_mate = consistent_col_mate(g, s.row_mate, s.col_mate)
+    stats = dict(iterations=s.it, global_relabels=s.n_gr, pushes=s.pushes, bfs_levels=s.levels)
+    return s.row_mate, col_mate, status, stats

@@ -1,0 +1,522 @@
+"""Graph pytrees: padded CSR arrays on the device, built and validated on the host.
+
+Every container is a frozen dataclass registered as a JAX pytree. Array fields
+hold the data; only the *capacities* (array lengths) are static, so graphs of
+equal capacity share one compilation and stack into a batch for ``jax.vmap``.
+True sizes (``n_rows``, ``n``, ``n_edges`` ...) are scalar int32 arrays.
+
+Padding rule: entries past the true size point at the *sentinel* id, which is
+the capacity of the vertex set they index (one past the last valid slot), so
+``jax.ops.segment_*`` with ``num_segments=capacity`` and
+``.at[...].set(..., mode="drop")`` ignore them.
+
+Input rules (checked here, on the host, before anything is traced):
+
+* ids are integer arrays, ``0 <= id < n``; floats, bools and out-of-range ids
+  raise :class:`GraphInputError`;
+* counts must fit int32 (capacities are at most ``2**31 - 1``);
+* weights must be finite and non-negative, capacities integer and
+  non-negative;
+* duplicates: a :class:`BipartiteGraph` stores a repeated edge once
+  (``duplicates="merge"``); a :class:`Graph` adds the weights of repeated
+  edges, like ``scipy.sparse`` does when it sums duplicates
+  (``duplicates="sum"``); ``duplicates="error"`` rejects them instead;
+  a :class:`FlowNetwork` keeps parallel arcs as separate arcs;
+* self-loops: a :class:`Graph` keeps them (one diagonal entry holding the
+  loop's weight, as in its scipy adjacency matrix); algorithms that cannot use
+  them say so; a :class:`FlowNetwork` keeps them (they never carry flow).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = [
+    "GraphInputError", "CSR", "BipartiteGraph", "Graph", "FlowNetwork",
+    "stack", "unstack", "next_pow2",
+]
+
+INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+class GraphInputError(ValueError):
+    """Bad input to a graph constructor or solver, found before tracing."""
+
+
+# --------------------------------------------------------------------------
+# host-side validation helpers
+
+
+def next_pow2(n: int) -> int:
+    """Smallest power of two >= max(n, 1), clipped to the int32 maximum."""
+    n = max(int(n), 1)
+    return min(1 << (n - 1).bit_length(), INT32_MAX)
+
+
+def _count(n, name: str) -> int:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise GraphInputError(f"{name} must be an integer, got {n!r}")
+    n = int(n)
+    if n < 0:
+        raise GraphInputError(f"{name} must be >= 0, got {n}")
+    if n > INT32_MAX:
+        raise GraphInputError(
+            f"{name} = {n} does not fit int32 (at most {INT32_MAX}): jaxmatch "
+            "uses int32 ids and offsets")
+    return n
+
+
+def _capacity(n: int, given, name: str) -> int:
+    if given is None:
+        return next_pow2(n)
+    cap = _count(given, name)
+    if cap < max(n, 1):
+        raise GraphInputError(f"{name} = {cap} is smaller than the size {n} it must hold")
+    return cap
+
+
+def _ids(x, name: str) -> np.ndarray:
+    a = np.asarray(x)
+    if a.ndim != 1:
+        raise GraphInputError(f"{name} must be a 1-D array, got shape {a.shape}")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise GraphInputError(f"{name} must be an integer array, got dtype {a.dtype}")
+    return a.astype(np.int64, copy=False)
+
+
+def _in_range(a: np.ndarray, n: int, name: str, size_name: str) -> None:
+    bad = np.flatnonzero((a < 0) | (a >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise GraphInputError(
+            f"{name}[{i}] = {int(a[i])} is out of range [0, {n}) for {size_name} = {n}")
+
+
+def _size(a: np.ndarray, given, name: str) -> int:
+    n = int(a.max()) + 1 if given is None and a.size else given
+    return _count(0 if n is None else n, name)
+
+
+def _values(x, m: int, name: str, *, integer: bool) -> np.ndarray:
+    a = np.asarray(x)
+    if a.shape != (m,):
+        raise GraphInputError(f"{name} must have shape ({m},) like the edge arrays, got {a.shape}")
+    if a.size == 0:
+        return a.astype(np.int64 if integer else np.float64)
+    if a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+        raise GraphInputError(f"{name} must be a real numeric array, got dtype {a.dtype}")
+    if integer and not np.issubdtype(a.dtype, np.integer):
+        raise GraphInputError(
+            f"{name} must be an integer array, got dtype {a.dtype}: convert "
+            "capacities to integers first (scipy's maximum_flow has the same rule)")
+    if not integer:
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            raise GraphInputError(f"{name}[{int(bad[0])}] = {a[bad[0]]} is not finite")
+    bad = np.flatnonzero(a < 0)
+    if bad.size:
+        raise GraphInputError(f"{name}[{int(bad[0])}] = {a[bad[0]]} is negative")
+    return a
+
+
+def _float_dtype():
+    return jnp.dtype(jnp.float64) if jax.config.jax_enable_x64 else jnp.dtype(jnp.float32)
+
+
+def _pytree(cls):
+    """Frozen dataclass registered with JAX; fields marked static are metadata."""
+    cls = dataclasses.dataclass(frozen=True, repr=False, eq=False)(cls)
+    fields = dataclasses.fields(cls)
+    meta = [f.name for f in fields if f.metadata.get("static")]
+    data = [f.name for f in fields if not f.metadata.get("static")]
+    return jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
+
+
+def _static():
+    return dataclasses.field(metadata={"static": True})
+
+
+def _i32(a) -> jax.Array:
+    return jnp.asarray(np.asarray(a, dtype=np.int32))
+
+
+# --------------------------------------------------------------------------
+# CSR
+
+
+@_pytree
+class CSR:
+    """One direction of adjacency, padded.
+
+    ``indptr`` [n_cap + 1]: offsets (vertices past the true size have empty
+    rows). ``indices`` [e_cap]: target id of each entry, the target set's
+    capacity in padding. ``src`` [e_cap]: source id of each entry (the
+    segment id for ``segment_*``), ``n_cap`` in padding. ``weights`` [e_cap]
+    or None: entry weights, 0 in padding. Entries are sorted by
+    (source, target).
+    """
+
+    indptr: jax.Array
+    indices: jax.Array
+    src: jax.Array
+    weights: Any = None
+
+
+def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None) -> CSR:
+    """CSR of entries src -> dst in ``order`` (default: sorted by (src, dst))."""
+    if order is None:
+        order = np.lexsort((dst, src))
+    src, dst = src[order], dst[order]
+    m = src.size
+    indptr = np.zeros(n_cap + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n_cap), out=indptr[1:])
+    s = np.full(e_cap, n_cap, np.int64)
+    d = np.full(e_cap, dst_cap, np.int64)
+    s[:m], d[:m] = src, dst
+    w = None
+    if weights is not None:
+        w = np.zeros(e_cap, wdtype)
+        w[:m] = weights[order]
+        w = jnp.asarray(w)
+    return CSR(_i32(indptr), _i32(d), _i32(s), w)
+
+
+def _merge(keys: np.ndarray, rule: str, what: str):
+    """Unique keys and the inverse map; raises on duplicates when rule == 'error'."""
+    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    if rule == "error" and uniq.size < keys.size:
+        first = int(np.flatnonzero(counts[inverse] > 1)[0])
+        raise GraphInputError(f"duplicate {what} at position {first} (duplicates='error')")
+    return uniq, inverse
+
+
+def _check_rule(rule: str, allowed: tuple[str, ...]) -> None:
+    if rule not in allowed:
+        raise GraphInputError(f"duplicates must be one of {allowed}, got {rule!r}")
+
+
+def _scalar(x) -> str:
+    try:
+        return str(int(x))
+    except Exception:  # traced or batched
+        return f"<{getattr(x, 'shape', '?')}>"
+
+
+# --------------------------------------------------------------------------
+# containers
+
+
+@_pytree
+class BipartiteGraph:
+    """Bipartite graph G = (rows ∪ cols, E), the pattern of an n_rows x n_cols matrix.
+
+    ``by_col``: column-major CSR (column -> rows; ``indices`` are row ids,
+    ``src`` column ids). ``by_row``: row-major CSR (row -> columns). Built by
+    :meth:`from_edges` or the adapters of :mod:`jaxmatch.io`.
+
+    >>> g = BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1])
+    >>> int(g.n_rows), int(g.n_cols), int(g.n_edges), g.row_cap
+    (2, 2, 3, 2)
+    """
+
+    by_col: CSR
+    by_row: CSR
+    n_rows: jax.Array
+    n_cols: jax.Array
+    n_edges: jax.Array
+    row_cap: int = _static()
+    col_cap: int = _static()
+    edge_cap: int = _static()
+
+    @classmethod
+    def from_edges(cls, rows, cols, n_rows=None, n_cols=None, *, duplicates="merge",
+                   row_capacity=None, col_capacity=None, edge_capacity=None):
+        """Build from edge arrays: edge k joins row ``rows[k]`` and column ``cols[k]``.
+
+        A repeated (row, col) pair is stored once (``duplicates="merge"``) or
+        rejected (``duplicates="error"``). Capacities default to powers of two.
+        """
+        _check_rule(duplicates, ("merge", "error"))
+        r, c = _ids(rows, "rows"), _ids(cols, "cols")
+        if r.shape != c.shape:
+            raise GraphInputError(f"rows and cols must have the same length, got {r.size} and {c.size}")
+        nr, nc = _size(r, n_rows, "n_rows"), _size(c, n_cols, "n_cols")
+        _in_range(r, nr, "rows", "n_rows")
+        _in_range(c, nc, "cols", "n_cols")
+        keys, _ = _merge(r * max(nc, 1) + c, duplicates, "edge (row, col)")
+        r, c = keys // max(nc, 1), keys % max(nc, 1)
+        m = _count(r.size, "number of edges")
+        rc = _capacity(nr, row_capacity, "row_capacity")
+        cc = _capacity(nc, col_capacity, "col_capacity")
+        ec = _capacity(m, edge_capacity, "edge_capacity")
+        return cls(by_col=_csr(c, r, cc, rc, ec), by_row=_csr(r, c, rc, cc, ec),
+                   n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m),
+                   row_cap=rc, col_cap=cc, edge_cap=ec)
+
+    @classmethod
+    def from_scipy(cls, A, **kw):
+        """Biadjacency pattern of a scipy sparse array or matrix (see :func:`jaxmatch.io.from_scipy`)."""
+        from jaxmatch import io
+        return io.from_scipy(A, kind="bipartite", **kw)
+
+    def edges(self):
+        """Host copy ``(rows, cols, n_rows, n_cols)``, edges in row-major order."""
+        m = int(self.n_edges)
+        return (np.asarray(self.by_row.src[:m]), np.asarray(self.by_row.indices[:m]),
+                int(self.n_rows), int(self.n_cols))
+
+    def capacities(self) -> dict:
+        return dict(row_capacity=self.row_cap, col_capacity=self.col_cap, edge_capacity=self.edge_cap)
+
+    def with_capacity(self, **caps) -> "BipartiteGraph":
+        """The same graph padded to other capacities (defaults: powers of two of the true sizes)."""
+        return BipartiteGraph.from_edges(*self.edges(), **caps)
+
+    def __repr__(self):
+        return (f"BipartiteGraph(n_rows={_scalar(self.n_rows)}, n_cols={_scalar(self.n_cols)}, "
+                f"n_edges={_scalar(self.n_edges)}, capacities=({self.row_cap}, {self.col_cap}, {self.edge_cap}))")
+
+
+@_pytree
+class Graph:
+    """Undirected graph, optionally weighted, stored as a symmetric CSR ``adj``.
+
+    Edge {u, v} (u != v) is stored twice, (u, v) and (v, u); a self-loop once,
+    as the diagonal entry of the adjacency matrix. ``adj.weights`` always
+    exists (ones for an unweighted graph; ``weighted`` records which).
+    ``n_edges`` counts undirected edges (a loop once), ``n_entries`` the
+    stored entries.
+
+    >>> g = Graph.from_edges([0, 1], [1, 2], [2.0, 3.0])
+    >>> int(g.n), int(g.n_edges), int(g.n_entries), g.weighted
+    (3, 2, 4, True)
+    """
+
+    adj: CSR
+    n: jax.Array
+    n_edges: jax.Array
+    n_entries: jax.Array
+    vertex_cap: int = _static()
+    entry_cap: int = _static()
+    weighted: bool = _static()
+
+    @classmethod
+    def from_edges(cls, u, v, weights=None, n=None, *, duplicates="sum",
+                   vertex_capacity=None, entry_capacity=None):
+        """Build from undirected edges {u[k], v[k]} with optional ``weights[k]``.
+
+        Repeated edges (in either orientation) have their weights added
+        (``duplicates="sum"``; an unweighted repeat becomes weight 2, and the
+        graph then counts as weighted) or are rejected (``duplicates="error"``).
+        """
+        _check_rule(duplicates, ("sum", "error"))
+        u, v = _ids(u, "u"), _ids(v, "v")
+        if u.shape != v.shape:
+            raise GraphInputError(f"u and v must have the same length, got {u.size} and {v.size}")
+        nv = _size(np.concatenate([u, v]), n, "n")
+        _in_range(u, nv, "u", "n")
+        _in_range(v, nv, "v", "n")
+        wdt = _float_dtype()
+        w = np.ones(u.size) if weights is None else _values(weights, u.size, "weights", integer=False)
+        lo, hi = np.minimum(u, v), np.maximum(u, v)
+        keys, inv = _merge(lo * max(nv, 1) + hi, duplicates, "edge {u, v}")
+        w = np.bincount(inv, weights=w, minlength=keys.size).astype(wdt)
+        lo, hi = keys // max(nv, 1), keys % max(nv, 1)
+        off = lo != hi
+        src = np.concatenate([lo, hi[off]])
+        dst = np.concatenate([hi, lo[off]])
+        ww = np.concatenate([w, w[off]])
+        m = _count(keys.size, "number of edges")
+        ne = _count(src.size, "number of stored entries")
+        vc = _capacity(nv, vertex_capacity, "vertex_capacity")
+        ec = _capacity(ne, entry_capacity, "entry_capacity")
+        weighted = weights is not None or bool(np.any(w != 1))  # summed repeats carry weight
+        return cls(adj=_csr(src, dst, vc, vc, ec, ww, wdt), n=_i32(nv), n_edges=_i32(m),
+                   n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
+
+    @classmethod
+    def from_scipy(cls, A, **kw):
+        """Graph of a symmetric scipy sparse adjacency (see :func:`jaxmatch.io.from_scipy`)."""
+        from jaxmatch import io
+        return io.from_scipy(A, kind="graph", **kw)
+
+    def edges(self):
+        """Host copy ``(u, v, weights or None, n)``, each undirected edge once with u <= v."""
+        k = int(self.n_entries)
+        s, d = np.asarray(self.adj.src[:k]), np.asarray(self.adj.indices[:k])
+        keep = s <= d
+        w = np.asarray(self.adj.weights[:k])[keep] if self.weighted else None
+        return s[keep], d[keep], w, int(self.n)
+
+    def capacities(self) -> dict:
+        return dict(vertex_capacity=self.vertex_cap, entry_capacity=self.entry_cap)
+
+    def with_capacity(self, **caps) -> "Graph":
+        return Graph.from_edges(*self.edges(), **caps)
+
+    def __repr__(self):
+        return (f"Graph(n={_scalar(self.n)}, n_edges={_scalar(self.n_edges)}, weighted={self.weighted}, "
+                f"capacities=({self.vertex_cap}, {self.entry_cap}))")
+
+
+LAYOUTS = ("bcsr", "rcsr")
+
+
+@_pytree
+class FlowNetwork:
+    """Directed network with integer arc capacities and its residual layout.
+
+    Input arcs, in the caller's order: ``tail``, ``head``, ``cap`` [arc_cap]
+    (padding: tail = head = vertex_cap, cap = 0). Residual arcs [2 * arc_cap]:
+    every input arc a gives a forward residual arc (capacity cap[a] - f[a])
+    and a reverse one (capacity f[a]). ``res`` is a CSR over residual arcs
+    keyed by their tail (``res.src``), ``res.indices`` their head;
+    ``res_arc`` the input arc each one comes from, ``res_forward`` its
+    direction and ``res_rev`` the position of its reverse arc.
+
+    The two layouts of the WBPR paper differ in the order inside a vertex's
+    row: ``"bcsr"`` (bidirectional CSR) mixes out- and in-arcs sorted by head,
+    so a reverse arc can be found by binary search; ``"rcsr"`` keeps the
+    forward arcs first and the reverse arcs after them (the paper's second,
+    reverse CSR). ``res_rev`` is stored for both (O(1) lookup).
+
+    >>> net = FlowNetwork.from_edges([0, 0, 1], [1, 2, 2], [3, 2, 1])
+    >>> int(net.n), int(net.n_arcs), net.res.indices.shape
+    (3, 3, (8,))
+    """
+
+    tail: jax.Array
+    head: jax.Array
+    cap: jax.Array
+    res: CSR
+    res_arc: jax.Array
+    res_forward: jax.Array
+    res_rev: jax.Array
+    n: jax.Array
+    n_arcs: jax.Array
+    vertex_cap: int = _static()
+    arc_cap: int = _static()
+    layout: str = _static()
+
+    @classmethod
+    def from_edges(cls, tail, head, cap, n=None, *, layout="bcsr",
+                   vertex_capacity=None, arc_capacity=None):
+        """Build from arcs tail[k] -> head[k] with integer capacity cap[k] >= 0."""
+        if layout not in LAYOUTS:
+            raise GraphInputError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        t, h = _ids(tail, "tail"), _ids(head, "head")
+        if t.shape != h.shape:
+            raise GraphInputError(f"tail and head must have the same length, got {t.size} and {h.size}")
+        c = _values(cap, t.size, "cap", integer=True)
+        cdt = jnp.dtype(jnp.int64) if jax.config.jax_enable_x64 else jnp.dtype(jnp.int32)
+        if c.size and int(c.max()) > np.iinfo(cdt).max:
+            raise GraphInputError(
+                f"cap = {int(c.max())} does not fit {cdt}; enable 64-bit mode "
+                "(jax.config.update('jax_enable_x64', True)) for larger capacities")
+        nv = _size(np.concatenate([t, h]), n, "n")
+        _in_range(t, nv, "tail", "n")
+        _in_range(h, nv, "head", "n")
+        m = _count(t.size, "number of arcs")
+        vc = _capacity(nv, vertex_capacity, "vertex_capacity")
+        ac = _capacity(m, arc_capacity, "arc_capacity")
+        _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
+        ids = np.arange(m)
+        # residual arcs: forward k = arc k, reverse k + m = arc k reversed
+        src = np.concatenate([t, h])
+        dst = np.concatenate([h, t])
+        fwd = np.concatenate([np.ones(m, bool), np.zeros(m, bool)])
+        arc = np.concatenate([ids, ids])
+        second = dst if layout == "bcsr" else ~fwd
+        third = ~fwd if layout == "bcsr" else dst
+        order = np.lexsort((arc, third, second, src))
+        pos = np.empty(2 * m, np.int64)
+        pos[order] = np.arange(2 * m)
+        rev = np.arange(2 * ac, dtype=np.int64)
+        rev[pos] = pos[(np.arange(2 * m) + m) % max(2 * m, 1)]
+        res = _csr(src, dst, vc, vc, 2 * ac, order=order)
+        pad = lambda a, fill, dt=np.int32: np.pad(a, (0, ac - m), constant_values=fill).astype(dt)
+        return cls(tail=_i32(pad(t, vc)), head=_i32(pad(h, vc)), cap=jnp.asarray(pad(c, 0, cdt)),
+                   res=res,
+                   res_arc=_i32(np.pad(arc[order], (0, 2 * (ac - m)), constant_values=ac)),
+                   res_forward=jnp.asarray(np.pad(fwd[order], (0, 2 * (ac - m)))),
+                   res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
+                   vertex_cap=vc, arc_cap=ac, layout=layout)
+
+    @classmethod
+    def from_scipy(cls, A, **kw):
+        """Network whose arcs are the entries of a scipy sparse matrix (see :func:`jaxmatch.io.from_scipy`)."""
+        from jaxmatch import io
+        return io.from_scipy(A, kind="flow", **kw)
+
+    def edges(self):
+        """Host copy ``(tail, head, cap, n)`` in the input order."""
+        m = int(self.n_arcs)
+        return (np.asarray(self.tail[:m]), np.asarray(self.head[:m]), np.asarray(self.cap[:m]),
+                int(self.n))
+
+    def capacities(self) -> dict:
+        return dict(vertex_capacity=self.vertex_cap, arc_capacity=self.arc_cap)
+
+    def with_capacity(self, **caps) -> "FlowNetwork":
+        return FlowNetwork.from_edges(*self.edges(), layout=self.layout, **caps)
+
+    def with_layout(self, layout: str) -> "FlowNetwork":
+        """The same network in the other residual layout."""
+        return FlowNetwork.from_edges(*self.edges(), layout=layout, **self.capacities())
+
+    def __repr__(self):
+        return (f"FlowNetwork(n={_scalar(self.n)}, n_arcs={_scalar(self.n_arcs)}, layout={self.layout!r}, "
+                f"capacities=({self.vertex_cap}, {self.arc_cap}))")
+
+
+GRAPH_TYPES = (BipartiteGraph, Graph, FlowNetwork)
+
+
+def _size_leaf(g):
+    return g.n_rows if isinstance(g, BipartiteGraph) else g.n
+
+
+# --------------------------------------------------------------------------
+# batching
+
+
+def stack(graphs):
+    """Pad graphs of one type to common capacities and stack them for ``jax.vmap``.
+
+    Capacities are the largest among the graphs, rounded up to powers of two;
+    every array field gains a leading batch axis.
+
+    >>> gs = [BipartiteGraph.from_edges([0], [0]), BipartiteGraph.from_edges([0, 2], [1, 0])]
+    >>> b = stack(gs)
+    >>> b.n_rows.shape, b.row_cap
+    ((2,), 4)
+    """
+    graphs = list(graphs)
+    if not graphs:
+        raise GraphInputError("stack needs at least one graph")
+    kind = type(graphs[0])
+    if kind not in GRAPH_TYPES or any(type(g) is not kind for g in graphs):
+        raise GraphInputError(f"stack needs graphs of one jaxmatch type, got {sorted({type(g).__name__ for g in graphs})}")
+    if any(np.ndim(_size_leaf(g)) for g in graphs):
+        raise GraphInputError("stack takes single graphs, not batches")
+    caps = {k: next_pow2(max(g.capacities()[k] for g in graphs)) for k in graphs[0].capacities()}
+    if kind is FlowNetwork:
+        layouts = {g.layout for g in graphs}
+        if len(layouts) > 1:
+            raise GraphInputError(f"stack needs one residual layout, got {sorted(layouts)}")
+    padded = [g.with_capacity(**caps) for g in graphs]
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *padded)
+
+
+def unstack(batch):
+    """Split a batch made by :func:`stack` into graphs at their own default capacities."""
+    if type(batch) not in GRAPH_TYPES:
+        raise GraphInputError(f"unstack needs a batched jaxmatch graph, got {type(batch).__name__}")
+    if np.ndim(_size_leaf(batch)) != 1:
+        raise GraphInputError("unstack needs a batch made by stack (array fields with one leading axis)")
+    count = _size_leaf(batch).shape[0]
+    return [jax.tree_util.tree_map(lambda x: x[i], batch).with_capacity() for i in range(count)]

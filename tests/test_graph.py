@@ -1,0 +1,214 @@
+"""Graph pytrees: construction, padding, validation, batching."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jaxmatch
+from jaxmatch import BipartiteGraph, FlowNetwork, Graph, GraphInputError, stack, unstack
+
+
+def dense_bip(g):
+    r, c, nr, nc = g.edges()
+    a = np.zeros((nr, nc), int)
+    a[r, c] = 1
+    return a
+
+
+def test_bipartite_both_orders_and_padding():
+    g = BipartiteGraph.from_edges([2, 0, 1, 0], [0, 1, 1, 0], n_rows=3, n_cols=3)
+    assert (g.row_cap, g.col_cap, g.edge_cap) == (4, 4, 4)
+    assert int(g.n_edges) == 4
+    # column-major: col 0 -> rows 0, 2 ; col 1 -> rows 0, 1 ; col 2 -> none
+    np.testing.assert_array_equal(g.by_col.indptr, [0, 2, 4, 4, 4])
+    np.testing.assert_array_equal(g.by_col.indices, [0, 2, 0, 1])
+    np.testing.assert_array_equal(g.by_col.src, [0, 0, 1, 1])
+    np.testing.assert_array_equal(g.by_row.indptr, [0, 2, 3, 4, 4])
+    np.testing.assert_array_equal(g.by_row.indices, [0, 1, 1, 0])
+    # padding entries point at the sentinel (the capacity)
+    h = g.with_capacity(edge_capacity=8)
+    np.testing.assert_array_equal(h.by_col.indices[4:], [4] * 4)
+    np.testing.assert_array_equal(h.by_col.src[4:], [4] * 4)
+    np.testing.assert_array_equal(dense_bip(h), dense_bip(g))
+    assert all(x.dtype == jnp.int32 for x in jax.tree_util.tree_leaves(g))
+
+
+def test_sentinel_is_ignored_by_segment_ops():
+    g = BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1], edge_capacity=16)
+    deg = jax.ops.segment_sum(jnp.ones(g.edge_cap, jnp.int32), g.by_col.src, g.col_cap)
+    np.testing.assert_array_equal(deg, [1, 2])
+    hit = jnp.zeros(g.row_cap, jnp.int32).at[g.by_col.indices].add(1, mode="drop")
+    np.testing.assert_array_equal(hit, [1, 2])
+
+
+def test_duplicates_rules():
+    g = BipartiteGraph.from_edges([0, 0, 1], [1, 1, 0])
+    assert int(g.n_edges) == 2
+    with pytest.raises(GraphInputError, match="duplicate"):
+        BipartiteGraph.from_edges([0, 0], [1, 1], duplicates="error")
+    u = Graph.from_edges([0, 1, 2], [1, 0, 2], [1.0, 2.5, 4.0])  # {0,1} twice, loop at 2
+    assert int(u.n_edges) == 2 and int(u.n_entries) == 3
+    a = jaxmatch.to_scipy(u).toarray()
+    np.testing.assert_allclose(a, [[0, 3.5, 0], [3.5, 0, 0], [0, 0, 4.0]])
+    with pytest.raises(GraphInputError, match="duplicate"):
+        Graph.from_edges([0, 1], [1, 0], duplicates="error")
+
+
+def test_graph_symmetric_csr_and_edges_round_trip():
+    rng = np.random.default_rng(0)
+    u, v = rng.integers(0, 30, 100), rng.integers(0, 30, 100)
+    w = rng.random(100) + 0.1
+    g = Graph.from_edges(u, v, w, n=35)
+    m = int(g.n_entries)
+    s, d = np.asarray(g.adj.src[:m]), np.asarray(g.adj.indices[:m])
+    ww = np.asarray(g.adj.weights[:m])
+    a = sp.coo_array((ww, (s, d)), shape=(35, 35)).toarray()
+    np.testing.assert_allclose(a, a.T)
+    h = Graph.from_edges(*g.edges())
+    np.testing.assert_array_equal(h.adj.indices, g.adj.indices)
+    np.testing.assert_array_equal(h.adj.weights, g.adj.weights)
+    assert not Graph.from_edges([0], [1]).weighted
+
+
+@pytest.mark.parametrize("layout", ["bcsr", "rcsr"])
+def test_flow_residual_layout(layout):
+    tail = np.array([0, 0, 1, 2, 1, 0])
+    head = np.array([1, 2, 2, 1, 3, 1])  # antiparallel 1<->2, parallel 0->1
+    cap = np.array([3, 2, 1, 4, 5, 7])
+    net = FlowNetwork.from_edges(tail, head, cap, layout=layout)
+    k = 2 * int(net.n_arcs)
+    src = np.asarray(net.res.src[:k])
+    dst = np.asarray(net.res.indices[:k])
+    arc = np.asarray(net.res_arc[:k])
+    fwd = np.asarray(net.res_forward[:k])
+    rev = np.asarray(net.res_rev[:k])
+    assert np.all(np.diff(src) >= 0)  # grouped by tail
+    np.testing.assert_array_equal(rev[rev], np.arange(k))
+    np.testing.assert_array_equal(arc[rev], arc)
+    np.testing.assert_array_equal(fwd[rev], ~fwd)
+    np.testing.assert_array_equal(np.where(fwd, tail[arc], head[arc]), src)
+    np.testing.assert_array_equal(np.where(fwd, head[arc], tail[arc]), dst)
+    indptr = np.asarray(net.res.indptr)
+    for v in range(int(net.n)):
+        row_fwd, row_dst = fwd[indptr[v]:indptr[v + 1]], dst[indptr[v]:indptr[v + 1]]
+        if layout == "bcsr":
+            assert np.all(np.diff(row_dst) >= 0)
+        else:
+            assert np.all(np.diff(row_fwd.astype(int)) <= 0)  # forward arcs first
+    other = net.with_layout("rcsr" if layout == "bcsr" else "bcsr")
+    assert other.layout != layout
+    np.testing.assert_array_equal(other.edges()[2], cap)
+
+
+def test_empty_graphs():
+    g = BipartiteGraph.from_edges([], [], n_rows=0, n_cols=0)
+    assert (int(g.n_rows), int(g.n_edges), g.row_cap, g.edge_cap) == (0, 0, 1, 1)
+    g = BipartiteGraph.from_edges(np.array([], int), np.array([], int), n_rows=3, n_cols=2)
+    assert dense_bip(g).shape == (3, 2) and dense_bip(g).sum() == 0
+    h = Graph.from_edges([], [], n=4)
+    assert int(h.n_edges) == 0 and jaxmatch.to_scipy(h).shape == (4, 4)
+    f = FlowNetwork.from_edges([], [], np.array([], np.int32), n=2)
+    assert int(f.n_arcs) == 0
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: BipartiteGraph.from_edges([0.0, 1.0], [0, 1]), "integer array"),
+    (lambda: BipartiteGraph.from_edges([True], [0]), "integer array"),
+    (lambda: BipartiteGraph.from_edges([[0, 1]], [[0, 1]]), "1-D"),
+    (lambda: BipartiteGraph.from_edges([0, 1], [0]), "same length"),
+    (lambda: BipartiteGraph.from_edges([0, 5], [0, 1], n_rows=3), r"rows\[1\] = 5 is out of range"),
+    (lambda: BipartiteGraph.from_edges([0, -1], [0, 1]), r"rows\[1\] = -1 is out of range"),
+    (lambda: BipartiteGraph.from_edges([0], [0], n_cols=-2), "n_cols must be >= 0"),
+    (lambda: BipartiteGraph.from_edges([0], [0], n_rows=2 ** 31), "does not fit int32"),
+    (lambda: BipartiteGraph.from_edges([0], [0], n_rows=1.5), "must be an integer"),
+    (lambda: BipartiteGraph.from_edges([0, 1], [0, 1], edge_capacity=1), "smaller than the size"),
+    (lambda: BipartiteGraph.from_edges([0], [0], duplicates="sum"), "duplicates must be one of"),
+    (lambda: Graph.from_edges([0], [1], [np.nan]), "not finite"),
+    (lambda: Graph.from_edges([0], [1], [np.inf]), "not finite"),
+    (lambda: Graph.from_edges([0], [1], [-1.0]), "negative"),
+    (lambda: Graph.from_edges([0], [1], [1.0, 2.0]), "shape"),
+    (lambda: Graph.from_edges([0], [1], ["a"]), "numeric"),
+    (lambda: Graph.from_edges([0], [3], n=3), r"v\[0\] = 3 is out of range"),
+    (lambda: FlowNetwork.from_edges([0], [1], [1.5]), "integer"),
+    (lambda: FlowNetwork.from_edges([0], [1], [-3]), "negative"),
+    (lambda: FlowNetwork.from_edges([0], [1], [2 ** 40]), "does not fit"),
+    (lambda: FlowNetwork.from_edges([0], [1], [1], layout="csr"), "layout"),
+    (lambda: FlowNetwork.from_edges([0], [1], [1], arc_capacity=2 ** 30 + 1), "residual arcs"),
+])
+def test_validation_errors(call, match):
+    with pytest.raises(GraphInputError, match=match):
+        call()
+
+
+def test_repr_is_short():
+    assert repr(BipartiteGraph.from_edges([0], [0])) == "BipartiteGraph(n_rows=1, n_cols=1, n_edges=1, capacities=(1, 1, 1))"
+
+
+def test_stack_unstack_vmap():
+    rng = np.random.default_rng(1)
+    gs = []
+    for k in range(5):
+        nr, nc, m = rng.integers(1, 20), rng.integers(1, 20), rng.integers(0, 40)
+        gs.append(BipartiteGraph.from_edges(rng.integers(0, nr, m), rng.integers(0, nc, m), nr, nc))
+    batch = stack(gs)
+    assert batch.n_rows.shape == (5,)
+    assert batch.row_cap == max(g.row_cap for g in gs)
+
+    def degree_sum(g):  # a trivial function of one graph
+        deg = jax.ops.segment_sum(jnp.ones(g.edge_cap, jnp.int32), g.by_row.src, g.row_cap)
+        return deg.sum(), jnp.sum(g.by_row.src < g.n_rows)
+
+    out = jax.jit(jax.vmap(degree_sum))(batch)
+    for k, g in enumerate(gs):
+        np.testing.assert_array_equal([o[k] for o in out], [int(g.n_edges)] * 2)
+    back = unstack(batch)
+    for g, h in zip(gs, back):
+        np.testing.assert_array_equal(dense_bip(g), dense_bip(h))
+        assert h.capacities() == g.capacities()
+    with pytest.raises(GraphInputError, match="one jaxmatch type"):
+        stack([gs[0], Graph.from_edges([0], [1])])
+    with pytest.raises(GraphInputError, match="single graphs"):
+        stack([batch])
+    with pytest.raises(GraphInputError, match="leading axis"):
+        unstack(gs[0])
+
+
+def test_stack_graphs_and_networks():
+    b = stack([Graph.from_edges([0], [1], [2.0]), Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 1.0, 1.0])])
+    assert b.adj.weights.shape == (2, 8)
+    f = stack([FlowNetwork.from_edges([0], [1], [4]), FlowNetwork.from_edges([0, 1], [1, 2], [1, 1])])
+    assert f.res_rev.shape == (2, 4)
+    assert [int(n.n_arcs) for n in unstack(f)] == [1, 2]
+
+
+def test_same_capacity_compiles_once():
+    traces = []
+
+    @jax.jit
+    def f(g):
+        traces.append(1)
+        return jnp.sum(g.by_col.indices < g.n_rows)
+
+    for m in (3, 4):
+        g = BipartiteGraph.from_edges(np.arange(m) % 3, np.arange(m) % 2, 3, 2, edge_capacity=8)
+        assert int(f(g)) == m
+    assert len(traces) == 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 6)), max_size=40))
+def test_bipartite_round_trip_property(edges):
+    r = np.array([e[0] for e in edges], dtype=np.int64)
+    c = np.array([e[1] for e in edges], dtype=np.int64)
+    g = BipartiteGraph.from_edges(r, c, 10, 7)
+    a = np.zeros((10, 7), int)
+    a[r, c] = 1
+    np.testing.assert_array_equal(dense_bip(g), a)
+    # column-major and row-major views hold the same edges
+    m = int(g.n_edges)
+    by_col = set(zip(np.asarray(g.by_col.indices[:m]), np.asarray(g.by_col.src[:m])))
+    by_row = set(zip(np.asarray(g.by_row.src[:m]), np.asarray(g.by_row.indices[:m])))
+    assert by_col == by_row
