@@ -1,0 +1,180 @@
+"""Maximum cardinality bipartite matching: against scipy, with Koenig certificates."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+import jaxmatch
+from jaxmatch import BipartiteGraph, GraphInputError, certify
+from jaxmatch.bipartite import initial_matching, maximum_matching
+
+CAPS = dict(row_capacity=64, col_capacity=64, edge_capacity=512)
+
+
+def scipy_size(rows, cols, nr, nc):
+    a = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(nr, nc))
+    a.sum_duplicates()
+    return int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum())
+
+
+def random_instance(rng):
+    """Square or rectangular, sparse or dense, often with isolated vertices."""
+    nr, nc = (int(x) for x in rng.integers(1, 64, 2))
+    density = rng.choice([0.02, 0.05, 0.1, 0.3])
+    m = min(int(density * nr * nc) + int(rng.integers(0, 4)), 512)
+    # leave some vertices isolated by drawing from a sub-range
+    r = rng.integers(0, max(1, int(nr * rng.uniform(0.6, 1.0))), m)
+    c = rng.integers(0, max(1, int(nc * rng.uniform(0.6, 1.0))), m)
+    return r, c, nr, nc
+
+
+def check(g, res, expected):
+    assert int(res.status) == 0, res.status_name
+    assert int(res.cardinality) == expected
+    certify.check_maximum_matching(g, res.row_mate, res.col_mate)
+
+
+@pytest.mark.parametrize("block", range(6))
+def test_random_graphs_against_scipy(block):
+    """300 random graphs (6 blocks of 50), every init option, one compilation each."""
+    rng = np.random.default_rng(block)
+    for i in range(50):
+        r, c, nr, nc = random_instance(rng)
+        g = BipartiteGraph.from_edges(r, c, nr, nc, **CAPS)
+        init = (None, "cheap", "karp_sipser")[i % 3]
+        res = maximum_matching(g, init=init)
+        check(g, res, scipy_size(r, c, nr, nc))
+        assert res.row_mate.shape == (nr,) and res.col_mate.shape == (nc,)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40),
+       st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)), max_size=200),
+       st.sampled_from([None, "cheap", "karp_sipser"]))
+def test_property_matches_scipy(nr, nc, edges, init):
+    r = np.array([e[0] % nr for e in edges], dtype=np.int64)
+    c = np.array([e[1] % nc for e in edges], dtype=np.int64)
+    g = BipartiteGraph.from_edges(r, c, nr, nc, **CAPS)
+    check(g, maximum_matching(g, init=init), scipy_size(r, c, nr, nc))
+
+
+@pytest.mark.parametrize("method", ["cheap", "karp_sipser"])
+def test_initial_matching_is_maximal(method):
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        r, c, nr, nc = random_instance(rng)
+        g = BipartiteGraph.from_edges(r, c, nr, nc, **CAPS)
+        res = initial_matching(g, method)
+        certify.check_matching(g, res.row_mate, res.col_mate)
+        assert int(res.status) == 0
+        rm, cm = np.asarray(res.row_mate), np.asarray(res.col_mate)
+        rr, cc, _, _ = g.edges()
+        assert not np.any((rm[rr] < 0) & (cm[cc] < 0)), "an edge has both ends free: not maximal"
+
+
+def test_karp_sipser_takes_degree_one_edges():
+    # column 0 has the single neighbour row 1; greedy by id would give row 0 to column 0
+    g = BipartiteGraph.from_edges([1, 0, 1], [0, 1, 1])
+    res = initial_matching(g, "karp_sipser")
+    assert int(res.row_mate[1]) == 0 and int(res.cardinality) == 2
+
+
+def test_jit_and_stats():
+    g = BipartiteGraph.from_edges([0, 1, 1, 2, 2], [0, 0, 1, 1, 2])
+    out = jax.jit(lambda h: maximum_matching(h, init=None))(g)
+    assert int(out.cardinality) == 3
+    assert out.row_mate.shape == (g.row_cap,)  # padded under jit
+    for key in ("iterations", "global_relabels", "pushes", "bfs_levels", "init_rounds"):
+        assert key in out.stats
+    assert int(out.stats["global_relabels"]) >= 1 and int(out.stats["pushes"]) >= 3
+
+
+def test_vmap_batch_of_64_equals_single_runs():
+    rng = np.random.default_rng(3)
+    graphs = []
+    for _ in range(64):
+        nr, nc = (int(x) for x in rng.integers(1, 30, 2))
+        m = int(rng.integers(0, 90))
+        graphs.append(BipartiteGraph.from_edges(rng.integers(0, nr, m), rng.integers(0, nc, m), nr, nc))
+    batch = jaxmatch.stack(graphs)
+    out = jax.vmap(lambda h: maximum_matching(h))(batch)
+    for i, g in enumerate(graphs):
+        single = maximum_matching(g.with_capacity(**batch_caps(batch)))
+        np.testing.assert_array_equal(out.row_mate[i], single.row_mate.tolist() + [-1] * (batch.row_cap - int(g.n_rows)))
+        assert int(out.cardinality[i]) == int(single.cardinality)
+        nr, nc = int(g.n_rows), int(g.n_cols)
+        certify.check_maximum_matching(g, out.row_mate[i][:nr], out.col_mate[i][:nc])
+
+
+def batch_caps(b):
+    return dict(row_capacity=b.row_cap, col_capacity=b.col_cap, edge_capacity=b.edge_cap)
+
+
+def test_max_iters_reports_status_and_stays_valid():
+    n = 30  # complete bipartite from an empty matching: every column wants row 0 first
+    r, c = np.divmod(np.arange(n * n), n)
+    g = BipartiteGraph.from_edges(r, c)
+    res = maximum_matching(g, init=None, max_iters=2)
+    assert int(res.status) == 1 and res.status_name == "hit max_iters"
+    certify.check_matching(g, res.row_mate, res.col_mate)
+
+
+def test_deterministic():
+    rng = np.random.default_rng(11)
+    r, c = rng.integers(0, 50, 300), rng.integers(0, 40, 300)
+    g = BipartiteGraph.from_edges(r, c, 50, 40, **CAPS)
+    a, b = maximum_matching(g), maximum_matching(g)
+    np.testing.assert_array_equal(a.row_mate, b.row_mate)
+    np.testing.assert_array_equal(a.col_mate, b.col_mate)
+
+
+def test_lanes_smaller_than_the_active_edges():
+    rng = np.random.default_rng(5)
+    r, c = rng.integers(0, 60, 400), rng.integers(0, 60, 400)
+    g = BipartiteGraph.from_edges(r, c, 60, 60, **CAPS)
+    res = maximum_matching(g, init=None, lanes=8)  # many chunks per push step
+    check(g, res, scipy_size(r, c, 60, 60))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(method="hk"), "method must be one of"),
+    (dict(init="random"), "init must be one of"),
+    (dict(max_iters=0), "max_iters must be a positive int"),
+    (dict(max_iters=True), "max_iters must be a positive int"),
+    (dict(max_iters=2.5), "max_iters must be a positive int"),
+    (dict(k=-1.0), "k must be a positive float"),
+    (dict(lanes=0), "lanes must be a positive int"),
+])
+def test_bad_options(kw, match):
+    g = BipartiteGraph.from_edges([0], [0])
+    with pytest.raises(GraphInputError, match=match):
+        maximum_matching(g, **kw)
+
+
+def test_bad_graph_type():
+    with pytest.raises(GraphInputError, match="expected a jaxmatch.BipartiteGraph"):
+        maximum_matching(sp.eye(3, format="csr"))
+    with pytest.raises(GraphInputError, match="expected a jaxmatch.BipartiteGraph"):
+        initial_matching(jaxmatch.Graph.from_edges([0], [1]))
+    with pytest.raises(GraphInputError, match="method must be one of"):
+        initial_matching(BipartiteGraph.from_edges([0], [0]), "greedy")
+
+
+def test_cli_match_and_info(tmp_path, capsys):
+    from jaxmatch.cli import main
+    path = tmp_path / "g.mtx"
+    import scipy.io
+    scipy.io.mmwrite(str(path), sp.coo_array((np.ones(4), ([0, 1, 1, 2], [0, 0, 1, 1])), shape=(3, 2)))
+    out = tmp_path / "mates.txt"
+    assert main(["match", str(path), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "cardinality 2 of 3 x 2 (converged)" in text
+    mates = np.loadtxt(out, dtype=int)
+    assert mates.shape == (3,) and (mates >= 0).sum() == 2
+    assert main(["info", str(path)]) == 0
+    assert "bipartite graph: 3 rows x 2 columns, 4 edges" in capsys.readouterr().out
+    assert main(["info", str(tmp_path / "missing.mtx")]) == 2
