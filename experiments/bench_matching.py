@@ -1,0 +1,167 @@
+"""Maximum cardinality matching benchmark: jaxmatch (GPU) against scipy and igraph (CPU).
+
+One run builds the graphs, checks every timed answer (cardinality equal to
+scipy's, Koenig certificate), times jaxmatch after a warm-up (median of
+``--repeats`` runs, compile time reported apart), times the CPU peers in the
+same process, prints a table and writes JSON to $OUT (or experiments/results).
+
+    python experiments/bench_matching.py --scales 20 22 --classes kron rgg
+    python experiments/bench_matching.py --small      # CPU smoke test
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from experiments import generators as gen  # noqa: E402
+
+CLASSES = {
+    "kron": lambda s, seed: gen.rmat(s, seed=seed),
+    "rmat_hard": lambda s, seed: gen.rmat_hard(s, seed=seed),
+    "delaunay": lambda s, seed: gen.delaunay(2 ** s, seed=seed),
+    "rgg": lambda s, seed: gen.random_geometric(2 ** s, seed=seed),
+    "road": lambda s, seed: gen.road_grid(2 ** (s // 2), 2 ** (s - s // 2), seed=seed),
+    "power_law": lambda s, seed: gen.power_law(2 ** s, seed=seed),
+    "random": lambda s, seed: gen.random_bipartite(2 ** s, 2 ** s, 4, seed=seed),
+}
+
+
+def build(job):
+    cls, scale, permuted = job
+    a = gen.bipartite_view(CLASSES[cls](scale, 1))
+    if permuted:
+        a = gen.permute(a, seed=2)
+    a = a.tocsr()
+    return job, (a.indptr, a.indices, a.shape)
+
+
+def peak_bytes():
+    import jax
+    stats = jax.devices()[0].memory_stats() or {}
+    return stats.get("peak_bytes_in_use")
+
+
+def timed(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--scales", type=int, nargs="+", default=[20, 22])
+    p.add_argument("--classes", nargs="+", default=["kron", "rmat_hard", "delaunay", "rgg", "road", "power_law"])
+    p.add_argument("--methods", nargs="+", default=["pr"])
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--peers", nargs="*", default=["scipy", "igraph"])
+    p.add_argument("--no-permuted", action="store_true")
+    p.add_argument("--small", action="store_true", help="tiny sizes for a CPU smoke test")
+    p.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1))
+    args = p.parse_args()
+    if args.small:
+        args.scales, args.repeats = [10], 3
+
+    import jax
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    import jaxmatch
+    from jaxmatch import certify
+    from jaxmatch.bipartite import maximum_matching
+
+    try:
+        import igraph as ig
+    except ImportError:
+        ig = None
+        print("note: igraph not importable, its column is skipped")
+
+    jobs = [(c, s, perm) for s in args.scales for c in args.classes
+            for perm in ([False] if args.no_permuted else [False, True])]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=min(args.workers, len(jobs))) as pool:
+        built = dict(pool.map(build, jobs))
+    print(f"built {len(jobs)} graphs in {time.perf_counter() - t0:.1f} s", flush=True)
+
+    device = jax.devices()[0]
+    rows_out = []
+    for job in jobs:
+        cls, scale, perm = job
+        indptr, indices, shape = built[job]
+        a = sp.csr_array((np.ones(indices.size, np.int8), indices, indptr), shape=shape)
+        name = f"{cls}{scale}{'-rcp' if perm else ''}"
+        rec = dict(graph=name, n_rows=shape[0], n_cols=shape[1], edges=int(a.nnz))
+        coo = a.tocoo()
+        g = jaxmatch.BipartiteGraph.from_edges(coo.row, coo.col, shape[0], shape[1])
+        del coo
+        # scipy (Hopcroft-Karp), also the reference size
+        t, ref = timed(lambda: maximum_bipartite_matching(a, perm_type="column"), 1 if "scipy" in args.peers else 0) \
+            if "scipy" in args.peers else (None, maximum_bipartite_matching(a, perm_type="column"))
+        size = int((ref >= 0).sum())
+        rec.update(maximum=size, scipy_s=t)
+        if ig is not None and "igraph" in args.peers:
+            coo = a.tocoo()
+            types = np.concatenate([np.zeros(shape[0], bool), np.ones(shape[1], bool)])
+            h = ig.Graph(n=shape[0] + shape[1], edges=np.column_stack([coo.row, shape[0] + coo.col]).tolist())
+            t, m = timed(lambda: h.maximum_bipartite_matching(types.tolist()), 1)
+            assert len(m) == size, (name, len(m), size)
+            rec["igraph_s"] = t
+            del h, coo
+        for method in args.methods:
+            t = time.perf_counter()
+            res = jax.block_until_ready(maximum_matching(g, method=method))
+            compile_s = time.perf_counter() - t
+            med, res = timed(lambda: jax.block_until_ready(maximum_matching(g, method=method)), args.repeats)
+            assert int(res.cardinality) == size, (name, method, int(res.cardinality), size)
+            certify.check_maximum_matching(a, res.row_mate, res.col_mate)
+            st = {k: int(v) for k, v in res.stats.items()}
+            rec[method] = dict(time_s=med, first_call_s=compile_s, edges_per_s=a.nnz / med,
+                               us_per_iter=1e6 * med / max(1, st.get("iterations", 1)), **st)
+        rec["peak_device_bytes"] = peak_bytes()
+        rec["bytes_per_edge"] = rec["peak_device_bytes"] / a.nnz if rec["peak_device_bytes"] else None
+        rows_out.append(rec)
+        print(json.dumps(rec), flush=True)
+
+    meta = dict(device=str(device), platform=device.platform, jax=jax.__version__,
+                xla_flags=os.environ.get("XLA_FLAGS", ""), date=time.strftime("%Y-%m-%d"), results=rows_out)
+    out_dir = Path(os.environ.get("OUT") or Path(__file__).parent / "results")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "bench_matching.json").write_text(json.dumps(meta, indent=1))
+
+    print(f"\ndevice {device} jax {jax.__version__}")
+    hdr = f"{'graph':18s} {'rows':>9s} {'edges':>10s} {'max':>9s} {'scipy s':>8s} {'igraph s':>8s}"
+    for m in args.methods:
+        hdr += f" {m + ' s':>8s} {'iters':>6s} {'GRs':>4s} {'us/it':>6s} {'vs ig':>6s}"
+    print(hdr + f" {'B/edge':>6s}")
+    ratios = {m: [] for m in args.methods}
+    for r in rows_out:
+        line = (f"{r['graph']:18s} {r['n_rows']:9d} {r['edges']:10d} {r['maximum']:9d} "
+                f"{r['scipy_s'] or float('nan'):8.3f} {r.get('igraph_s', float('nan')):8.3f}")
+        for m in args.methods:
+            x = r[m]
+            ratio = r.get("igraph_s", float("nan")) / x["time_s"]
+            ratios[m].append(ratio)
+            line += (f" {x['time_s']:8.4f} {x['iterations']:6d} {x['global_relabels']:4d} "
+                     f"{x['us_per_iter']:6.1f} {ratio:6.2f}")
+        print(line + f" {r['bytes_per_edge'] or float('nan'):6.1f}")
+    for m, rs in ratios.items():
+        rs = [x for x in rs if np.isfinite(x)]
+        if rs:
+            print(f"{m}: geometric mean speed-up over igraph {np.exp(np.mean(np.log(rs))):.2f}x "
+                  f"(min {min(rs):.2f}x) on {len(rs)} graphs")
+
+
+if __name__ == "__main__":
+    main()
