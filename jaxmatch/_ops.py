@@ -60,11 +60,19 @@ def expand(offsets: jax.Array, starts: jax.Array, first: jax.Array, lanes: int):
     offsets[i]`` of an edge array. For the items ``first .. first+lanes-1``
     returns (slot, entry, valid). Every lane does equal work whatever the
     degrees are: the array form of WBPR's workload balancing and of
-    merge-path partitioning.
+    merge-path partitioning. Each slot that starts inside the window marks
+    its first lane and a running maximum carries the mark forward, so the
+    cost is O(lanes + n_slots) with no binary search.
     """
+    n_slots = offsets.shape[0] - 1
+    lo, size = offsets[:-1], offsets[1:] - offsets[:-1]
+    ids = jnp.arange(n_slots, dtype=jnp.int32)
+    rel = lo - first
+    starts_here = (size > 0) & (rel >= 0) & (rel < lanes)
+    head = jnp.zeros(lanes, jnp.int32).at[jnp.where(starts_here, rel, lanes)].max(ids, mode="drop")
+    owner = jnp.max(jnp.where((size > 0) & (lo <= first), ids, 0))  # slot holding item `first`
+    slot = jax.lax.cummax(head.at[0].max(owner))
     p = first + jnp.arange(lanes, dtype=jnp.int32)
-    slot = jnp.searchsorted(offsets, p, side="right").astype(jnp.int32) - 1
-    slot = jnp.clip(slot, 0, offsets.shape[0] - 2)
     valid = p < offsets[-1]
     entry = starts[slot] + p - offsets[slot]
     return slot, entry, valid

@@ -139,7 +139,9 @@ def _min_rows(g, s: PRState, lanes: int, inf):
         return first + lanes, jnp.where(better, b, best), jnp.where(better, a, arg)
 
     init = (jnp.int32(0), jnp.full(g.col_cap, INT_MAX, jnp.int32), jnp.full(g.col_cap, INT_MAX, jnp.int32))
-    _, best, arg = lax.while_loop(lambda c: c[0] < offsets[-1], chunk, init)
+    # one window covers the usual step; only a step with more edges than lanes loops
+    _, best, arg = lax.cond(offsets[-1] <= lanes, chunk,
+                            lambda c: lax.while_loop(lambda c: c[0] < offsets[-1], chunk, c), init)
     return best, arg
 
 

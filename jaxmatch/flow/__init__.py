@@ -1,0 +1,361 @@
+"""Maximum flow and minimum cut: the public functions (WBPR push-relabel).
+
+:func:`max_flow` and :func:`min_cut` solve single- or multi-terminal
+problems on a :class:`jaxmatch.FlowNetwork` with the workload-balanced
+lock-free push-relabel algorithm of :mod:`jaxmatch.flow.push_relabel`.
+:func:`matching_network` and :func:`matching_from_flow` reduce maximum
+bipartite matching to unit-capacity flow, as the WBPR paper's matching
+experiments do.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmatch._ops import STATUS_NAMES, mask_ids, take
+from jaxmatch.flow import push_relabel as _pr
+from jaxmatch.graph import CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError
+
+__all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
+
+
+class FlowResult(NamedTuple):
+    """A maximum flow and a minimum cut of the same value.
+
+    ``flow[a]`` is the flow on input arc a (the caller's arc order);
+    ``flow_value`` the net flow out of the sources (= into the sinks);
+    ``source_side`` the vertices that cannot reach a sink in the final
+    residual graph, a minimum cut's source side. ``status`` is 0 when the
+    solver converged, 1 when a phase stopped at ``max_iters`` (then the flow
+    may not be maximum, and may break conservation where excess was left).
+    ``stats``: iterations (push-relabel steps of phase one),
+    return_iterations (phase two), pushes, relabels, global_relabels,
+    bfs_levels. Eagerly the arrays have the true sizes; under
+    ``jit``/``vmap`` they keep the network's capacities (0 / False in
+    padding).
+    """
+
+    flow_value: jax.Array
+    flow: jax.Array
+    source_side: jax.Array
+    status: jax.Array
+    stats: dict[str, Any]
+
+    @property
+    def status_name(self) -> str:
+        return STATUS_NAMES[int(self.status)]
+
+
+class CutResult(NamedTuple):
+    """A minimum s-t cut: its capacity, its source side and the arcs crossing it.
+
+    ``cut_arcs`` is a bool mask over the input arcs: tail on the source side,
+    head on the other (``np.flatnonzero`` gives their ids); their capacities
+    add up to ``value``.
+    """
+
+    value: jax.Array
+    source_side: jax.Array
+    cut_arcs: jax.Array
+    status: jax.Array
+
+    @property
+    def status_name(self) -> str:
+        return STATUS_NAMES[int(self.status)]
+
+
+# --------------------------------------------------------------------------
+# validation (host side, before tracing)
+
+
+def _traced(x) -> bool:
+    return isinstance(x, jax.core.Tracer)
+
+
+def _check_net(net) -> None:
+    if not isinstance(net, FlowNetwork):
+        raise GraphInputError(
+            f"expected a jaxmatch.FlowNetwork, got {type(net).__name__}; build one with "
+            "FlowNetwork.from_edges, jaxmatch.from_scipy(A, kind='flow') or jaxmatch.read")
+    if not _traced(net.n) and np.ndim(net.n) != 0:
+        raise GraphInputError("max_flow takes one network; map it over a batch made by "
+                              "jaxmatch.stack with jax.vmap")
+    if net.vertex_cap + 2 > INT32_MAX:
+        raise GraphInputError("vertex_capacity must stay below 2**31 - 2 (heights are int32)")
+
+
+def _terminal(x, name: str, n):
+    """Terminal ids as an int32 array (shape () or (k,)), checked against n when concrete."""
+    if _traced(x):
+        if not jnp.issubdtype(x.dtype, jnp.integer) or x.ndim > 1:
+            raise GraphInputError(f"{name} must be an integer id or a 1-D array of ids, got {x.dtype}{list(x.shape)}")
+        return x.astype(jnp.int32), None
+    a = np.asarray(x)
+    if a.size == 0:
+        raise GraphInputError(f"{name} is empty: give at least one vertex")
+    if a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer) or a.ndim > 1:
+        raise GraphInputError(f"{name} must be an integer id or a 1-D array of ids, got {x!r}")
+    if n is not None:
+        bad = np.flatnonzero((a.ravel() < 0) | (a.ravel() >= n))
+        if bad.size:
+            raise GraphInputError(f"{name} {int(a.ravel()[bad[0]])} is out of range [0, {n}) for a network with n = {n}")
+    return jnp.asarray(a.astype(np.int32)), a.ravel().astype(np.int64)
+
+
+@jax.jit
+def _saturated_estimate(net, source):
+    """float32 sum of the capacities that the initial preflow saturates, and those capacities."""
+    is_source = _pr._mask_of(source, net.vertex_cap)
+    c = _pr.initial_preflow(net, is_source)
+    return jnp.sum(c.astype(jnp.float32)), c
+
+
+def _check_overflow(net, source) -> None:
+    """Raise when the total capacity out of the sources does not fit the capacity dtype.
+
+    The excess of every vertex and the flow value are bounded by that total.
+    A float32 sum of non-negative integers is exact, in any order, while it
+    stays below 2**24, and it reaches 2**24 when the true sum does (rounding
+    is monotone), so only totals >= 2**24 need the exact host sum.
+    """
+    est, c = _saturated_estimate(net, source)
+    if float(est) < 2.0 ** 24:
+        return
+    c = np.asarray(c)
+    limit = int(np.iinfo(c.dtype).max)
+    total = float(np.sum(c, dtype=np.float64))
+    if total >= 2.0 ** 62:
+        total = sum(int(v) for v in c[c > 0])
+    elif total >= 2.0 ** 52:
+        total = int(np.sum(c, dtype=np.int64))
+    if total > limit:
+        raise GraphInputError(
+            f"the total capacity out of the sources is {int(total)}, which does not fit {c.dtype} "
+            f"(at most {limit}): flow values would overflow; enable 64-bit mode "
+            "(jax.config.update('jax_enable_x64', True)) and rebuild the network")
+
+
+def _check_positive(value, name, kind=int):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int) or value <= 0:
+        raise GraphInputError(f"{name} must be a positive {kind.__name__}, got {value!r}")
+
+
+def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes, push):
+    _check_net(net)
+    if layout is not None and layout not in LAYOUTS:
+        raise GraphInputError(f"layout must be one of {LAYOUTS} or None, got {layout!r}")
+    if reverse not in _pr.REVERSE:
+        raise GraphInputError(f"reverse must be one of {_pr.REVERSE}, got {reverse!r}")
+    if push not in _pr.PUSHES:
+        raise GraphInputError(f"push must be one of {_pr.PUSHES}, got {push!r}")
+    _check_positive(max_iters, "max_iters")
+    _check_positive(k, "k", float)
+    _check_positive(lanes, "lanes")
+    if layout is not None and layout != net.layout:
+        if _traced(net.n):
+            raise GraphInputError(f"cannot change the layout of a traced network: build it with "
+                                  f"layout={layout!r} (or call net.with_layout) outside jit/vmap")
+        net = net.with_layout(layout)
+    if reverse == "search" and net.layout != "bcsr":
+        raise GraphInputError("reverse='search' is the BCSR binary search; an RCSR network has the "
+                              "O(1) reverse index (use reverse='index')")
+    n = None if _traced(net.n) else int(net.n)
+    src, s_ids = _terminal(source, "source", n)
+    snk, t_ids = _terminal(sink, "sink", n)
+    if s_ids is not None and t_ids is not None:
+        both = np.intersect1d(s_ids, t_ids)
+        if both.size:
+            raise GraphInputError(f"source and sink share vertex {int(both[0])}: they must be disjoint")
+    if n is not None and not _traced(net.cap) and not _traced(src):
+        _check_overflow(net, src)
+    if max_iters is None:
+        max_iters = 16 * net.vertex_cap + 4096
+    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=float(k), lanes=int(lanes),
+                               search=reverse == "search", push=push)
+
+
+# --------------------------------------------------------------------------
+# max flow and min cut
+
+
+def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
+             k: float = _pr.DEFAULT_K, lanes: int = _pr.DEFAULT_LANES, reverse: str = "index",
+             push: str = _pr.DEFAULT_PUSH) -> FlowResult:
+    """Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
+
+    ``source`` and ``sink`` are vertex ids or 1-D arrays of ids (several
+    sources and sinks, as if joined to a super source and a super sink by
+    arcs of unbounded capacity). ``layout`` ("bcsr" or "rcsr") converts the
+    network on the host first when it differs (both give the same flow
+    value). ``max_iters`` bounds each of the two phases (default
+    ``16 * vertex_cap + 4096`` steps), ``k`` the global relabel period (a
+    global relabel every ``k * L`` steps, L the depth of the previous BFS),
+    ``lanes`` the arcs one reduction scans at once, ``reverse`` how a push
+    finds the reverse arc ("index": stored; "search": binary search, BCSR).
+
+    Capacities are int32 (int64 under ``jax_enable_x64``); a network whose
+    total capacity out of the sources overflows that type is rejected.
+    Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
+    by :func:`jaxmatch.stack` (one source and sink id per network).
+
+    Cost: O(V^2 E) push-relabel steps in the worst case (generic
+    push-relabel), each O(V + arcs of the active vertices) work; a global
+    relabel O(E) per BFS level. Paper: Lin et al., WBPR (see
+    :mod:`jaxmatch.flow.push_relabel`).
+
+    >>> net = FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [3, 2, 1, 2, 3])
+    >>> res = max_flow(net, 0, 3)
+    >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
+    (5, [3, 2, 1, 2, 3], [True, True, True, False])
+    """
+    net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes, push)
+    flow, value, side, status, stats = _solve(net, src, snk, **opts)
+    if not _traced(net.n):
+        flow, side = flow[:int(net.n_arcs)], side[:int(net.n)]
+    return FlowResult(value, flow, side, status, stats)
+
+
+@partial(jax.jit, static_argnames=("k", "lanes", "search", "push"))
+def _solve(net, source, sink, *, max_iters, k, lanes, search, push):
+    return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, lanes=lanes, search=search,
+                               push=push)
+
+
+def min_cut(net: FlowNetwork, source, sink, **options) -> CutResult:
+    """Minimum s-t cut: value, source side (bool per vertex) and the cut arcs (bool per arc).
+
+    Computed from the maximum flow of :func:`max_flow` (same options): the
+    source side is the set of vertices that cannot reach a sink in the
+    residual graph.
+
+    >>> net = FlowNetwork.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [4, 1, 1, 5])
+    >>> cut = min_cut(net, 0, 3)
+    >>> int(cut.value), cut.source_side.tolist(), cut.cut_arcs.tolist()
+    (2, [True, True, False, False], [False, True, True, False])
+    """
+    res = max_flow(net, source, sink, **options)
+    side = res.source_side
+    if _traced(net.n):
+        crossing = take(side, net.tail, False) & ~take(side, net.head, True)
+    else:
+        m = int(net.n_arcs)
+        crossing = side[net.tail[:m]] & ~side[net.head[:m]]
+    return CutResult(res.flow_value, side, crossing, res.status)
+
+
+# --------------------------------------------------------------------------
+# bipartite matching as unit-capacity flow
+
+
+def _network_from_arcs(tail, head, cap, n, n_arcs, vertex_cap: int, layout: str) -> FlowNetwork:
+    """A FlowNetwork built on the device from padded arc arrays (traceable).
+
+    ``tail``/``head``/``cap`` [arc_cap]: the first ``n_arcs`` entries are the
+    arcs, the rest padding (tail = head = vertex_cap, cap = 0). Same residual
+    order as :meth:`FlowNetwork.from_edges` (a sort by (tail, head, reverse
+    flag, arc) for BCSR, (tail, reverse flag, head, arc) for RCSR).
+    """
+    ac = tail.shape[0]
+    ids = jnp.arange(ac, dtype=jnp.int32)
+    src = jnp.concatenate([tail, head])
+    dst = jnp.concatenate([head, tail])
+    back = jnp.concatenate([jnp.zeros(ac, jnp.int32), jnp.ones(ac, jnp.int32)])
+    arc = jnp.concatenate([ids, ids])
+    second, third = (dst, back) if layout == "bcsr" else (back, dst)
+    order = jnp.lexsort((arc, third, second, src)).astype(jnp.int32)
+    pos = jnp.zeros(2 * ac, jnp.int32).at[order].set(jnp.arange(2 * ac, dtype=jnp.int32))
+    rev = jnp.zeros(2 * ac, jnp.int32).at[pos].set(pos[(jnp.arange(2 * ac) + ac) % (2 * ac)])
+    counts = jax.ops.segment_sum(jnp.ones(2 * ac, jnp.int32), src, vertex_cap)
+    indptr = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(counts, dtype=jnp.int32)])
+    real = arc[order] < n_arcs
+    res = CSR(indptr, dst[order], src[order], None)
+    return FlowNetwork(tail=tail, head=head, cap=cap, res=res,
+                       res_arc=jnp.where(real, arc[order], ac), res_forward=real & (back[order] == 0),
+                       res_rev=rev, n=jnp.asarray(n, jnp.int32), n_arcs=jnp.asarray(n_arcs, jnp.int32),
+                       vertex_cap=vertex_cap, arc_cap=ac, layout=layout)
+
+
+def matching_network(g: BipartiteGraph, *, layout: str = "bcsr"):
+    """Unit-capacity network of a bipartite graph: returns ``(net, source, sink)``.
+
+    Vertices: rows ``0 .. n_rows-1``, columns ``n_rows .. n_rows+n_cols-1``,
+    super source ``S = n_rows + n_cols``, super sink ``T = S + 1``. Arcs, in
+    this order: arc k (k < n_edges) is edge k of ``g.edges()`` (row ->
+    column), then S -> row r for every row, then column c -> T for every
+    column; all of capacity 1. A maximum flow's value is the maximum matching
+    size; :func:`matching_from_flow` reads the matching back. Traceable (works
+    under jit and vmap); capacities: ``row_cap + col_cap + 2`` vertices,
+    ``edge_cap + row_cap + col_cap`` arcs. Cost: one sort of the residual arcs.
+
+    >>> g = BipartiteGraph.from_edges([0, 1, 1], [0, 0, 1])
+    >>> net, s, t = matching_network(g)
+    >>> int(net.n), int(net.n_arcs), int(s), int(t)
+    (6, 7, 4, 5)
+    """
+    if not isinstance(g, BipartiteGraph):
+        raise GraphInputError(f"expected a jaxmatch.BipartiteGraph, got {type(g).__name__}")
+    if layout not in LAYOUTS:
+        raise GraphInputError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if g.row_cap + g.col_cap + g.edge_cap + 2 > INT32_MAX // 2:
+        raise GraphInputError("the matching network of this graph has too many arcs for int32 ids")
+    return _matching_network(g, layout=layout)
+
+
+@partial(jax.jit, static_argnames=("layout",))
+def _matching_network(g, *, layout):
+    vc = g.row_cap + g.col_cap + 2
+    ac = g.edge_cap + g.row_cap + g.col_cap
+    cdt = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
+    nr, nc, ne = g.n_rows, g.n_cols, g.n_edges
+    S, T = nr + nc, nr + nc + 1
+    rows = jnp.arange(g.row_cap, dtype=jnp.int32)
+    cols = jnp.arange(g.col_cap, dtype=jnp.int32)
+    e = jnp.arange(g.edge_cap, dtype=jnp.int32)
+    # (position, tail, head) of every arc kind; padding entries get position ac (dropped)
+    pos = jnp.concatenate([jnp.where(e < ne, e, ac), jnp.where(rows < nr, ne + rows, ac),
+                           jnp.where(cols < nc, ne + nr + cols, ac)])
+    t = jnp.concatenate([g.by_row.src, jnp.full(g.row_cap, S), nr + cols])
+    h = jnp.concatenate([nr + g.by_row.indices, rows, jnp.full(g.col_cap, T)])
+    tail = jnp.full(ac, vc, jnp.int32).at[pos].set(t.astype(jnp.int32), mode="drop")
+    head = jnp.full(ac, vc, jnp.int32).at[pos].set(h.astype(jnp.int32), mode="drop")
+    m = ne + nr + nc
+    cap = (jnp.arange(ac) < m).astype(cdt)
+    return _network_from_arcs(tail, head, cap, nr + nc + 2, m, vc, layout), S, T
+
+
+def matching_from_flow(g: BipartiteGraph, flow):
+    """``(row_mate, col_mate)`` of the edges that carry flow in a flow of :func:`matching_network`.
+
+    ``flow`` is indexed by the network's arcs (its first ``n_edges`` entries
+    are the edges). -1 marks an unmatched vertex. Eagerly the arrays have
+    length n_rows and n_cols, under jit/vmap the graph's capacities.
+
+    >>> g = BipartiteGraph.from_edges([0, 1, 1], [0, 0, 1])
+    >>> net, s, t = matching_network(g)
+    >>> rm, cm = matching_from_flow(g, max_flow(net, s, t).flow)
+    >>> rm.tolist(), cm.tolist()
+    ([0, 1], [0, 1])
+    """
+    if not isinstance(g, BipartiteGraph):
+        raise GraphInputError(f"expected a jaxmatch.BipartiteGraph, got {type(g).__name__}")
+    row_mate, col_mate = _matching_from_flow(g, jnp.asarray(flow))
+    if not _traced(g.n_rows):
+        row_mate, col_mate = row_mate[:int(g.n_rows)], col_mate[:int(g.n_cols)]
+    return row_mate, col_mate
+
+
+@jax.jit
+def _matching_from_flow(g, flow):
+    e = jnp.arange(g.edge_cap, dtype=jnp.int32)
+    f = take(flow, e, 0)
+    on = (e < g.n_edges) & (f > 0)
+    r, c = g.by_row.src, g.by_row.indices
+    row_mate = jnp.full(g.row_cap, -1, jnp.int32).at[mask_ids(r, on, g.row_cap)].set(c, mode="drop")
+    col_mate = jnp.full(g.col_cap, -1, jnp.int32).at[mask_ids(c, on, g.col_cap)].set(r, mode="drop")
+    return row_mate, col_mate

@@ -1,0 +1,477 @@
+"""Stable marriage (SM and SMI): Gale-Shapley and McVitie-Wilson in array form.
+
+Paper IV of the thesis in ``shared/papers/gpu-suitor-louvain-stable-marriage-thesis.txt``
+(Manne, Naim, Lerring, Halappanavar, "On stable marriages and greedy
+matchings"). The algorithms are in :mod:`jaxmatch.stable.gale_shapley`.
+
+Preferences are rank lists, most preferred first: a padded int array
+``[n, L]`` with -1 after the last id of each row, CSR lists ``(indptr,
+indices)``, a list of lists, or a validated :class:`Preferences`. Lists may be
+incomplete (SMI) and of any lengths, including empty; there may be more men
+than women or the other way round. A pair can only marry if each lists the
+other. One list shared by everyone on a side (the "hard" set of the paper) is
+stored once: :meth:`Preferences.shared_list`, or a numpy broadcast view such
+as ``np.broadcast_to(order, (n, len(order)))``, which is recognised as such.
+"""
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmatch._ops import STATUS_NAMES
+from jaxmatch.graph import INT32_MAX, GraphInputError, next_pow2
+from jaxmatch.stable import gale_shapley as _gs
+
+__all__ = ["Preferences", "StableMarriageResult", "stable_marriage", "stack_preferences",
+           "read_preferences"]
+
+METHODS = _gs.METHODS
+
+
+# --------------------------------------------------------------------------
+# the container
+
+
+def _field_static():
+    return dataclasses.field(metadata={"static": True})
+
+
+def _pytree(cls):
+    cls = dataclasses.dataclass(frozen=True, repr=False, eq=False)(cls)
+    fields = dataclasses.fields(cls)
+    meta = [f.name for f in fields if f.metadata.get("static")]
+    data = [f.name for f in fields if not f.metadata.get("static")]
+    return jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
+
+
+def _i32(a) -> jax.Array:
+    return jnp.asarray(np.asarray(a, dtype=np.int32))
+
+
+def _fits(n: int, what: str) -> int:
+    if n > INT32_MAX:
+        raise GraphInputError(f"{what} = {n} does not fit int32 (at most {INT32_MAX}): jaxmatch uses int32 ids")
+    return int(n)
+
+
+def _cap(n: int, given, name: str) -> int:
+    if given is None:
+        return next_pow2(n)
+    if isinstance(given, (bool, np.bool_)) or not isinstance(given, (int, np.integer)):
+        raise GraphInputError(f"{name} must be an integer, got {given!r}")
+    if given < max(n, 1):
+        raise GraphInputError(f"{name} = {given} is smaller than the size {n} it must hold")
+    return _fits(int(given), name)
+
+
+def _int_array(x, name: str, ndim: int) -> np.ndarray:
+    try:
+        a = np.asarray(x)
+    except jax.errors.TracerArrayConversionError:
+        raise GraphInputError(
+            f"{name} is traced: build Preferences (or stack_preferences) outside jit/vmap and "
+            "pass those in") from None
+    if a.ndim != ndim:
+        raise GraphInputError(f"{name} must be a {ndim}-D array, got shape {a.shape}")
+    if a.size and (a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer)):
+        raise GraphInputError(f"{name} must be an integer array, got dtype {a.dtype}")
+    return a
+
+
+def _check_rows(indptr: np.ndarray, ids: np.ndarray, n_other: int, name: str) -> None:
+    """ids in [0, n_other) and no row listing an id twice."""
+    bad = np.flatnonzero((ids < 0) | (ids >= n_other))
+    if bad.size:
+        k = int(bad[0])
+        row = int(np.searchsorted(indptr, k, side="right") - 1)
+        raise GraphInputError(
+            f"{name}: person {row} lists id {int(ids[k])}, out of range [0, {n_other}) for the "
+            f"{n_other} people on the other side")
+    if ids.size < 2:
+        return
+    rows = np.repeat(np.arange(indptr.size - 1, dtype=np.int64), np.diff(indptr))
+    keys = rows * max(n_other, 1) + ids
+    keys.sort()
+    dup = np.flatnonzero(keys[1:] == keys[:-1])
+    if dup.size:
+        k = int(keys[dup[0]])
+        raise GraphInputError(f"{name}: person {k // max(n_other, 1)} lists id {k % max(n_other, 1)} twice")
+
+
+@_pytree
+class Preferences:
+    """Rank lists of one side (men or women), validated on the host, padded on the device.
+
+    Person i's list is ``entries[start[i] : start[i] + length[i]]``, most
+    preferred first. ``src[k]`` is the owner of entry k (``n_cap`` in padding
+    and for a shared list). ``n`` people, ids on the other side in ``[0,
+    n_other)``, ``n_entries`` stored entries. With ``shared=True`` all n
+    people have one list, stored once (``start`` = 0): memory O(n + L), not
+    O(n L). Only capacities (array lengths) and ``shared`` are static, so
+    instances of equal capacities share one compilation and stack for vmap.
+
+    >>> p = Preferences.from_padded([[1, 0], [0, -1], [-1, -1]], n_other=2)
+    >>> int(p.n), int(p.n_entries), p.shared, p.to_lists()
+    (3, 3, False, [[1, 0], [0], []])
+    """
+
+    start: jax.Array
+    length: jax.Array
+    entries: jax.Array
+    src: jax.Array
+    n: jax.Array
+    n_other: jax.Array
+    n_entries: jax.Array
+    shared: bool = _field_static()
+
+    @property
+    def n_cap(self) -> int:
+        return self.start.shape[-1]
+
+    @property
+    def e_cap(self) -> int:
+        return self.entries.shape[-1]
+
+    # ---- constructors (host side, validated)
+
+    @classmethod
+    def _build(cls, indptr, ids, n_other, *, n_capacity=None, entry_capacity=None, name="preferences"):
+        n = _fits(indptr.size - 1, f"{name}: number of people")
+        n_other = _fits(n_other, f"{name}: n_other")
+        e = _fits(ids.size, f"{name}: total list length")
+        _check_rows(indptr, ids, n_other, name)
+        nc = _cap(n, n_capacity, "n_capacity")
+        ec = _cap(e, entry_capacity, "entry_capacity")
+        start = np.full(nc, e, np.int64)
+        length = np.zeros(nc, np.int64)
+        start[:n], length[:n] = indptr[:-1], np.diff(indptr)
+        entries = np.full(ec, -1, np.int64)
+        entries[:e] = ids
+        src = np.full(ec, nc, np.int64)
+        src[:e] = np.repeat(np.arange(n), np.diff(indptr))
+        return cls(_i32(start), _i32(length), _i32(entries), _i32(src), _i32(n), _i32(n_other),
+                   _i32(e), False)
+
+    @classmethod
+    def from_csr(cls, indptr, indices, n_other=None, *, n_capacity=None, entry_capacity=None,
+                 name="preferences"):
+        """Lists ``indices[indptr[i]:indptr[i+1]]``; ``n_other`` defaults to max id + 1."""
+        indptr = _int_array(indptr, f"{name} indptr", 1).astype(np.int64)
+        ids = _int_array(indices, f"{name} indices", 1).astype(np.int64)
+        if indptr.size == 0 or indptr[0] != 0 or indptr[-1] != ids.size or np.any(np.diff(indptr) < 0):
+            raise GraphInputError(
+                f"{name}: indptr must start at 0, never decrease and end at len(indices) = {ids.size}")
+        if n_other is None:
+            n_other = int(ids.max()) + 1 if ids.size else 0
+        return cls._build(indptr, ids, _count(n_other, "n_other"), n_capacity=n_capacity,
+                          entry_capacity=entry_capacity, name=name)
+
+    @classmethod
+    def from_padded(cls, a, n_other=None, *, n_capacity=None, entry_capacity=None, name="preferences"):
+        """Rows of ids, most preferred first, -1 after the last one.
+
+        A numpy broadcast view whose rows are one row (stride 0, as from
+        ``np.broadcast_to``) becomes a shared list, stored once.
+        """
+        if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] > 1 and a.strides[0] == 0:
+            row = a[0]
+            k = int(np.sum(row >= 0))
+            if np.any(row[k:] != -1):
+                raise GraphInputError(f"{name}: -1 padding must come after the last id of a row")
+            return cls.shared_list(row[:k], a.shape[0], n_other, n_capacity=n_capacity,
+                                   entry_capacity=entry_capacity, name=name)
+        a = _int_array(a, name, 2).astype(np.int64, copy=False)
+        if a.size and a.min() < -1:
+            r, c = np.argwhere(a < -1)[0]
+            raise GraphInputError(f"{name}[{r}, {c}] = {a[r, c]}: ids are >= 0, -1 is padding")
+        pad = a < 0
+        late = ~pad[:, 1:] & pad[:, :-1]
+        if late.any():
+            r, c = np.argwhere(late)[0]
+            raise GraphInputError(
+                f"{name}: row {r} has id {a[r, c + 1]} after -1 padding: -1 may only end a row")
+        lengths = a.shape[1] - pad.sum(axis=1)
+        indptr = np.zeros(a.shape[0] + 1, np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        ids = a[~pad]
+        if n_other is None:
+            n_other = int(ids.max()) + 1 if ids.size else 0
+        return cls._build(indptr, ids, _count(n_other, "n_other"), n_capacity=n_capacity,
+                          entry_capacity=entry_capacity, name=name)
+
+    @classmethod
+    def from_lists(cls, lists, n_other=None, **kw):
+        """From a sequence of sequences of ids."""
+        lists = [np.asarray(x, dtype=np.int64).reshape(-1) if len(x) else np.zeros(0, np.int64)
+                 for x in lists]
+        indptr = np.zeros(len(lists) + 1, np.int64)
+        np.cumsum([x.size for x in lists], out=indptr[1:])
+        ids = np.concatenate(lists) if lists else np.zeros(0, np.int64)
+        return cls.from_csr(indptr, ids, n_other, **kw)
+
+    @classmethod
+    def shared_list(cls, order, n, n_other=None, *, n_capacity=None, entry_capacity=None,
+                    name="preferences"):
+        """n people who all rank the other side by the same list ``order``."""
+        ids = _int_array(order, f"{name} order", 1).astype(np.int64)
+        n = _count(n, "n")
+        if n_other is None:
+            n_other = int(ids.max()) + 1 if ids.size else 0
+        n_other = _fits(_count(n_other, "n_other"), f"{name}: n_other")
+        _check_rows(np.array([0, ids.size]), ids, n_other, name)
+        nc = _cap(n, n_capacity, "n_capacity")
+        ec = _cap(ids.size, entry_capacity, "entry_capacity")
+        length = np.zeros(nc, np.int64)
+        length[:n] = ids.size
+        entries = np.full(ec, -1, np.int64)
+        entries[:ids.size] = ids
+        return cls(_i32(np.zeros(nc)), _i32(length), _i32(entries), _i32(np.full(ec, nc)), _i32(n),
+                   _i32(n_other), _i32(ids.size), True)
+
+    # ---- host views
+
+    def to_csr(self):
+        """Host copy ``(indptr int64 [n+1], indices int32)``; a shared list is materialised."""
+        n = int(self.n)
+        length = np.asarray(self.length[:n]).astype(np.int64)
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(length, out=indptr[1:])
+        if self.shared:
+            row = np.asarray(self.entries[:int(self.n_entries)])
+            return indptr, np.tile(row, n).astype(np.int32)
+        return indptr, np.asarray(self.entries[:int(self.n_entries)]).astype(np.int32)
+
+    def to_lists(self) -> list[list[int]]:
+        indptr, ids = self.to_csr()
+        return [ids[indptr[i]:indptr[i + 1]].tolist() for i in range(indptr.size - 1)]
+
+    def shared_order(self) -> np.ndarray:
+        """The one list of a shared instance (host copy)."""
+        if not self.shared:
+            raise GraphInputError("shared_order needs a shared list")
+        return np.asarray(self.entries[:int(self.n_entries)])
+
+    def capacities(self) -> dict:
+        return dict(n_capacity=self.n_cap, entry_capacity=self.e_cap)
+
+    def with_capacity(self, **caps) -> "Preferences":
+        """The same lists at other capacities (``n_capacity``, ``entry_capacity``)."""
+        if self.shared:
+            return Preferences.shared_list(self.shared_order(), int(self.n), int(self.n_other), **caps)
+        indptr, ids = self.to_csr()
+        return Preferences.from_csr(indptr, ids, int(self.n_other), **caps)
+
+    def unshared(self) -> "Preferences":
+        """A shared list materialised as one list per person (O(n L) memory)."""
+        if not self.shared:
+            return self
+        indptr, ids = self.to_csr()
+        return Preferences.from_csr(indptr, ids, int(self.n_other))
+
+    def __repr__(self):
+        try:
+            n, e = int(self.n), int(self.n_entries)
+        except Exception:  # traced or batched
+            n = e = "?"
+        return f"Preferences(n={n}, n_entries={e}, shared={self.shared}, capacities=({self.n_cap}, {self.e_cap}))"
+
+
+def _count(n, name: str) -> int:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise GraphInputError(f"{name} must be an integer, got {n!r}")
+    if n < 0:
+        raise GraphInputError(f"{name} must be >= 0, got {n}")
+    return int(n)
+
+
+def _kind(x) -> str:
+    if isinstance(x, Preferences):
+        return "prefs"
+    if isinstance(x, tuple) and len(x) == 2:
+        return "csr"
+    if isinstance(x, list) and (not x or (all(np.ndim(r) == 1 for r in x) and len({len(r) for r in x}) > 1)):
+        return "lists"
+    return "padded"
+
+
+def _size_of(x, name: str):
+    kind = _kind(x)
+    if kind == "prefs":
+        return None if isinstance(x.n, jax.core.Tracer) else x.n
+    if kind == "csr":
+        return _int_array(x[0], f"{name} indptr", 1).size - 1
+    if kind == "lists":
+        return len(x)
+    return _int_array(x, name, 2).shape[0]
+
+
+def _as_prefs(x, n_other, name: str) -> Preferences:
+    kind = _kind(x)
+    if kind == "prefs":
+        return x
+    if n_other is None or np.ndim(n_other):
+        raise GraphInputError(f"{name}: raw lists need the other side as a single, concrete instance")
+    n_other = int(n_other)
+    if kind == "csr":
+        return Preferences.from_csr(x[0], x[1], n_other, name=name)
+    if kind == "lists":
+        return Preferences.from_lists(x, n_other, name=name)
+    return Preferences.from_padded(x, n_other, name=name)
+
+
+def as_instance(men_prefs, women_prefs) -> tuple[Preferences, Preferences]:
+    """Validated ``(men, women)`` Preferences from any accepted input form.
+
+    Raw forms are checked against each other (men's ids must be women and
+    the other way round); Preferences built earlier are checked for the same
+    agreement when their sizes are concrete.
+    """
+    n_men, n_women = _size_of(men_prefs, "men_prefs"), _size_of(women_prefs, "women_prefs")
+    men = _as_prefs(men_prefs, n_women, "men_prefs")
+    women = _as_prefs(women_prefs, n_men, "women_prefs")
+    for p, q, side, other in ((men, women, "men_prefs", "women"), (women, men, "women_prefs", "men")):
+        if isinstance(p.n_other, jax.core.Tracer) or isinstance(q.n, jax.core.Tracer):
+            continue
+        if np.shape(p.n_other) != np.shape(q.n) or np.any(np.asarray(p.n_other) != np.asarray(q.n)):
+            raise GraphInputError(
+                f"{side} was built for n_other = {np.asarray(p.n_other).tolist()} {other}, "
+                f"but there are {np.asarray(q.n).tolist()}")
+    return men, women
+
+
+def stack_preferences(prefs) -> Preferences:
+    """Pad Preferences to common capacities (powers of two) and stack them for ``jax.vmap``.
+
+    >>> b = stack_preferences([Preferences.from_lists([[0], [0, 1]]), Preferences.from_lists([[1]])])
+    >>> b.n.shape, b.n_cap
+    ((2,), 2)
+    """
+    prefs = list(prefs)
+    if not prefs or not all(isinstance(p, Preferences) for p in prefs):
+        raise GraphInputError("stack_preferences needs a non-empty sequence of Preferences")
+    if len({p.shared for p in prefs}) > 1:
+        raise GraphInputError("stack_preferences needs all shared or all non-shared lists")
+    if any(np.ndim(p.n) for p in prefs):
+        raise GraphInputError("stack_preferences takes single instances, not batches")
+    caps = dict(n_capacity=next_pow2(max(p.n_cap for p in prefs)),
+                entry_capacity=next_pow2(max(p.e_cap for p in prefs)))
+    padded = [p.with_capacity(**caps) for p in prefs]
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *padded)
+
+
+def read_preferences(path):
+    """Rank lists from a text file: line i holds person i's ids (0-based), best first.
+
+    Ids are separated by spaces or commas; an empty line is an empty list;
+    lines starting with ``#`` are comments. Returns CSR lists ``(indptr,
+    indices)`` for :func:`stable_marriage`.
+    """
+    rows = []
+    with open(path) as fh:
+        for line in fh:
+            s = line.strip()
+            if s.startswith("#"):
+                continue
+            toks = s.replace(",", " ").split()
+            try:
+                rows.append([int(t) for t in toks])
+            except ValueError:
+                raise GraphInputError(f"{path}: line {len(rows) + 1} is not a list of integer ids") from None
+    indptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    return indptr, np.array([i for r in rows for i in r], dtype=np.int64)
+
+
+# --------------------------------------------------------------------------
+# the solver
+
+
+class StableMarriageResult(NamedTuple):
+    """The man-optimal stable matching.
+
+    ``wife[m]`` is man m's wife or -1, ``husband[w]`` woman w's husband or -1.
+    ``status`` is 0 when the solver converged (the matching is stable), 1 when
+    ``max_iters`` stopped it (then it is a matching of mutually ranked pairs,
+    not necessarily stable). ``stats``: ``proposals`` (women considered,
+    summed over the men: the paper's count, including proposals skipped as
+    sure to fail; an exact Python int eagerly), ``rounds`` (loop steps) and
+    ``waves`` (proposal waves). Eagerly the arrays have the true sizes;
+    under ``jit``/``vmap`` they keep the capacities, with -1 in padding.
+    """
+
+    wife: jax.Array
+    husband: jax.Array
+    status: jax.Array
+    stats: dict[str, Any]
+
+    @property
+    def status_name(self) -> str:
+        return STATUS_NAMES[int(self.status)]
+
+
+def _positive(value, name):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise GraphInputError(f"{name} must be a positive int, got {value!r}")
+
+
+def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", max_iters: int | None = None,
+                    unroll: int = _gs.DEFAULT_UNROLL, window: int = _gs.DEFAULT_WINDOW) -> StableMarriageResult:
+    """Man-optimal stable matching of an SM or SMI instance.
+
+    ``method``: ``"mcvitie_wilson"`` (a displaced man proposes again at once,
+    ``unroll`` proposal waves per loop step) or ``"gale_shapley"`` (one round
+    of proposals per loop step, the queue of free men rebuilt each round).
+    Both skip proposals that are sure to fail (the woman holds a better one),
+    looking ``window`` candidates ahead per wave, and both return the unique
+    man-optimal stable matching; see :mod:`jaxmatch.stable.gale_shapley` for
+    the array form. ``max_iters`` bounds the loop steps (default: enough for
+    any instance of these capacities).
+
+    Cost: the women's ranks become a lookup once (a sort and a binary search,
+    O(E log L) for E list entries); then O(window) per considered entry, with
+    work proportional to the free men in each wave, and one loop step per
+    wave (Gale-Shapley) or per ``unroll`` waves (McVitie-Wilson). Works
+    eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch from
+    :func:`stack_preferences` (raw arrays are converted eagerly only).
+
+    >>> men = [[0, 1], [0, 1]]
+    >>> women = [[1, 0], [0, 1]]
+    >>> res = stable_marriage(men, women)
+    >>> res.wife.tolist(), res.husband.tolist(), res.stats["proposals"]
+    ([1, 0], [1, 0], 3)
+    """
+    if method not in METHODS:
+        raise GraphInputError(f"method must be one of {METHODS}, got {method!r}")
+    _positive(max_iters, "max_iters")
+    _positive(unroll, "unroll")
+    _positive(window, "window")
+    men, women = as_instance(men_prefs, women_prefs)
+    if men.shared and not women.shared:
+        if isinstance(men.n, jax.core.Tracer):
+            raise GraphInputError("a shared men's list with non-shared women's lists must be unshared "
+                                  "outside jit (Preferences.unshared)")
+        men = men.unshared()
+    steps = 1 if method == "gale_shapley" else unroll
+    if max_iters is None:
+        total = men.n_cap * men.e_cap if men.shared else men.e_cap
+        max_iters = min(-(-(total + 1) // steps) + 2, INT32_MAX - 1)
+    wife, husband, status, pos, stats = _solve(men, women, method=method, max_iters=int(max_iters),
+                                               unroll=int(unroll), window=int(window))
+    if isinstance(men.n, jax.core.Tracer) or isinstance(wife, jax.core.Tracer):
+        dt = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
+        return StableMarriageResult(wife, husband, status, dict(stats, proposals=jnp.sum(pos, dtype=dt)))
+    n_men, n_women = int(men.n), int(women.n)
+    proposals = int(np.asarray(pos[:n_men]).astype(np.int64).sum())
+    return StableMarriageResult(wife[:n_men], husband[:n_women], status, dict(stats, proposals=proposals))
+
+
+@partial(jax.jit, static_argnames=("method", "max_iters", "unroll", "window"))
+def _solve(men, women, *, method, max_iters, unroll, window):
+    return _gs.solve(men, women, method=method, max_iters=max_iters, unroll=unroll, window=window)

@@ -1,0 +1,283 @@
+"""Half-approximate weighted matching: Suitor, Locally-Dominant, b-Suitor and greedy references.
+
+All algorithms share one strict total order on edges (see
+:mod:`jaxmatch.weighted.suitor`): heavier first, equal weights broken by the
+smaller (min id, max id) pair. Under that order each returns exactly the
+sequential greedy matching (b-matching), :func:`greedy_matching`
+(:func:`greedy_b_matching`), whose weight is at least half the optimum.
+
+Input rules: a :class:`jaxmatch.Graph` (symmetric by construction; build an
+asymmetric matrix with ``jaxmatch.from_scipy(A, kind="graph",
+symmetrize=True)``). Weights are finite and non-negative (checked by the
+graph constructors); zero-weight edges are dropped, as the paper does, and
+self-loops are ignored (a loop can never be matched).
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmatch._ops import STATUS_NAMES, take
+from jaxmatch.graph import INT32_MAX, Graph, GraphInputError
+from jaxmatch.weighted import b_suitor as _bs
+from jaxmatch.weighted import locally_dominant as _ld
+from jaxmatch.weighted import suitor as _su
+from jaxmatch.weighted.greedy import greedy_b_matching, greedy_matching
+
+__all__ = [
+    "WeightedMatchingResult", "BMatchingResult", "suitor", "locally_dominant", "b_suitor",
+    "greedy_matching", "greedy_b_matching",
+]
+
+MAX_VERTEX_CAP = 1 << 29   # ring-queue index arithmetic stays inside int32
+MAX_LANES = 1 << 30
+
+
+class WeightedMatchingResult(NamedTuple):
+    """A matching: ``mate[v]`` is v's partner or -1.
+
+    ``weight`` is the total weight of the matched edges, ``cardinality`` their
+    number. ``status`` is 0 when the solver converged (the matching is the
+    greedy matching) and 1 when it stopped at ``max_iters`` (a valid matching,
+    possibly smaller). ``stats``: ``rounds`` (loop steps), ``proposals``
+    (proposals made; for LD, candidates set), ``scanned`` (adjacency entries
+    examined). Eagerly ``mate`` has length n; under ``jit``/``vmap`` it keeps
+    the graph's vertex capacity, with -1 past the true size.
+    """
+
+    mate: jax.Array
+    weight: jax.Array
+    cardinality: jax.Array
+    status: jax.Array
+    stats: dict[str, Any]
+
+    @property
+    def status_name(self) -> str:
+        return STATUS_NAMES[int(self.status)]
+
+
+class BMatchingResult(NamedTuple):
+    """A b-matching.
+
+    ``matched``: bool mask over the graph's stored entries (aligned with
+    ``g.adj``: entry k is ``adj.src[k] -> adj.indices[k]``), True for both
+    stored copies of every matched edge. ``partners`` [n, max_b]: each
+    vertex's partners in the edge order (heaviest first), -1 padded.
+    ``weight``, ``cardinality`` (matched edges), ``status`` and ``stats`` as
+    in :class:`WeightedMatchingResult`. Eagerly trimmed to n_entries and n
+    rows; padded to the capacities under ``jit``/``vmap``.
+    """
+
+    matched: jax.Array
+    partners: jax.Array
+    weight: jax.Array
+    cardinality: jax.Array
+    status: jax.Array
+    stats: dict[str, Any]
+
+    @property
+    def status_name(self) -> str:
+        return STATUS_NAMES[int(self.status)]
+
+
+# --------------------------------------------------------------------------
+# validation (on the host, before tracing)
+
+
+def _check_graph(g) -> None:
+    if not isinstance(g, Graph):
+        raise GraphInputError(
+            f"expected a jaxmatch.Graph, got {type(g).__name__}; build one with Graph.from_edges "
+            "or jaxmatch.from_scipy(A, kind='graph')")
+    if g.vertex_cap > MAX_VERTEX_CAP:
+        raise GraphInputError(f"vertex_cap = {g.vertex_cap} is above the supported {MAX_VERTEX_CAP}")
+
+
+def _positive(value, name):
+    if value is None:
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise GraphInputError(f"{name} must be a positive int, got {value!r}")
+
+
+def _flag(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise GraphInputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _defaults(g, max_iters, batch, lanes):
+    for v, name in ((max_iters, "max_iters"), (batch, "batch"), (lanes, "lanes")):
+        _positive(v, name)
+    max_iters = int(max_iters) if max_iters is not None else g.entry_cap + g.vertex_cap + 2
+    max_iters = min(max_iters, INT32_MAX)  # a traced int32 operand: no recompilation per value
+    batch = min(int(batch or g.vertex_cap), g.vertex_cap)
+    lanes = min(int(lanes or 2 * batch), MAX_LANES)
+    return max_iters, batch, lanes
+
+
+def _traced(x) -> bool:
+    return isinstance(x, jax.core.Tracer)
+
+
+def _weight(g, both_ends_matched):
+    """Total weight of the edges whose entries are marked (counted once, src < dst)."""
+    once = both_ends_matched & (g.adj.src < g.adj.indices)
+    return jnp.sum(jnp.where(once, g.adj.weights, 0)), jnp.sum(once, dtype=jnp.int32)
+
+
+def _finish(g, mate, status, stats) -> WeightedMatchingResult:
+    entry_matched = take(mate, g.adj.src, -1) == g.adj.indices
+    weight, card = _weight(g, entry_matched)
+    if not _traced(g.n):
+        mate = mate[:int(g.n)]
+    return WeightedMatchingResult(mate, weight, card, status, stats)
+
+
+# --------------------------------------------------------------------------
+# public functions
+
+
+def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = None,
+           batch: int | None = None, lanes: int | None = None) -> WeightedMatchingResult:
+    """Half-approximate maximum weight matching by the Suitor algorithm (array form).
+
+    Every vertex proposes to its best neighbour (edge order: heavier first,
+    ties by the smaller (min id, max id) pair) that prefers it to its current
+    offer; a vertex keeps its best offer and the displaced suitor proposes
+    again. The result is exactly :func:`greedy_matching` (Paper IV), of weight
+    >= 1/2 of the optimum. Paper I, Algorithms 3-4 (Naim, Manne,
+    Halappanavar et al.).
+
+    ``sorted_adjacency=True``: neighbour lists sorted by rank once, a pointer
+    per vertex, at most ``batch`` queued vertices per round (default: all)
+    examining at most ``lanes`` entries in all (default ``2 * batch``);
+    O(|E| log |E|) for the sorts plus O(batch + lanes) per round.
+    ``False``: every round all vertices that need a partner rescan their
+    lists, O(|E|) per round. Both give the same matching. ``max_iters``
+    bounds the rounds (default ``entry_cap + vertex_cap + 2``, always
+    enough). Works eagerly, under ``jax.jit`` and ``jax.vmap``.
+
+    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
+    >>> res = suitor(g)
+    >>> res.mate.tolist(), float(res.weight), res.status_name
+    ([-1, 2, 1, -1], 2.0, 'converged')
+    """
+    _check_graph(g)
+    sorted_adjacency = _flag(sorted_adjacency, "sorted_adjacency")
+    max_iters, batch, lanes = _defaults(g, max_iters, batch, lanes)
+    return _finish(g, *_suitor(g, jnp.int32(max_iters), sorted_adjacency=sorted_adjacency,
+                                batch=batch, lanes=lanes))
+
+
+@partial(jax.jit, static_argnames=("sorted_adjacency", "batch", "lanes"))
+def _suitor(g, max_iters, *, sorted_adjacency, batch, lanes):
+    return _su.suitor_arrays(g, sorted_adjacency_=sorted_adjacency, max_iters=max_iters,
+                             batch=batch, lanes=lanes)
+
+
+def locally_dominant(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = None,
+                     lanes: int | None = None) -> WeightedMatchingResult:
+    """Half-approximate maximum weight matching by the Locally-Dominant algorithm.
+
+    Unmatched vertices point at their first unmatched neighbour in the edge
+    order; mutual pointers are matched; vertices whose candidate was taken
+    look again; rounds until no unmatched vertex has an unmatched neighbour.
+    Equals :func:`greedy_matching`. Paper I, Algorithms 1-2. With
+    ``sorted_adjacency`` a pointer into rank-sorted lists replaces the rescan
+    (``lanes`` entries examined per round, default ``2 * vertex_cap``);
+    without, O(|E|) per round. Works eagerly, under ``jax.jit`` and
+    ``jax.vmap``.
+
+    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
+    >>> locally_dominant(g).mate.tolist()
+    [-1, 2, 1, -1]
+    """
+    _check_graph(g)
+    sorted_adjacency = _flag(sorted_adjacency, "sorted_adjacency")
+    max_iters, _, lanes = _defaults(g, max_iters, None, lanes)
+    return _finish(g, *_locally_dominant(g, jnp.int32(max_iters), sorted_adjacency=sorted_adjacency,
+                                         lanes=lanes))
+
+
+@partial(jax.jit, static_argnames=("sorted_adjacency", "lanes"))
+def _locally_dominant(g, max_iters, *, sorted_adjacency, lanes):
+    return _ld.locally_dominant_arrays(g, sorted_adjacency_=sorted_adjacency,
+                                       max_iters=max_iters, lanes=lanes)
+
+
+def _b_input(g, b, max_b):
+    """(bounds [vertex_cap] int32, static max_b) from an int or an array of bounds."""
+    V = g.vertex_cap
+    _positive(max_b, "max_b")
+    if isinstance(b, (bool, np.bool_)):
+        raise GraphInputError(f"b must be an integer or an integer array, got {b!r}")
+    if isinstance(b, (int, np.integer)):
+        if b < 0:
+            raise GraphInputError(f"b must be >= 0, got {b}")
+        if max_b is not None and max_b < b:
+            raise GraphInputError(f"max_b = {max_b} is smaller than b = {b}")
+        return jnp.full(V, int(b), jnp.int32), int(max_b or max(int(b), 1))
+    if _traced(b):
+        if max_b is None:
+            raise GraphInputError("b is traced: pass max_b (a static bound on b) as well")
+        if b.shape != (V,) or not jnp.issubdtype(b.dtype, jnp.integer):
+            raise GraphInputError(f"a traced b must be an integer array of shape ({V},) "
+                                  f"(the vertex capacity), got {b.dtype} {b.shape}")
+        return b.astype(jnp.int32), int(max_b)
+    arr = np.asarray(b)
+    if arr.ndim != 1 or (arr.size and (arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer))):
+        raise GraphInputError(f"b must be an integer or a 1-D integer array, got {arr.dtype} {arr.shape}")
+    n = None if _traced(g.n) else int(g.n)
+    if (n is not None and arr.shape[0] not in (n, V)) or arr.shape[0] > V:
+        raise GraphInputError(f"b must have one entry per vertex ({n if n is not None else V}), "
+                              f"got {arr.shape[0]}")
+    if arr.size and arr.min() < 0:
+        raise GraphInputError(f"b[{int(np.argmin(arr))}] = {int(arr.min())} is negative")
+    top = int(arr.max()) if arr.size else 0
+    if max_b is not None and max_b < top:
+        raise GraphInputError(f"max_b = {max_b} is smaller than max(b) = {top}")
+    if top > np.iinfo(np.int32).max:
+        raise GraphInputError(f"max(b) = {top} does not fit int32")
+    full = np.zeros(V, np.int32)
+    full[:arr.shape[0]] = arr
+    return jnp.asarray(full), int(max_b or max(top, 1))
+
+
+def b_suitor(g: Graph, b=1, *, max_b: int | None = None, max_iters: int | None = None,
+             batch: int | None = None, lanes: int | None = None) -> BMatchingResult:
+    """Half-approximate maximum weight b-matching by the b-Suitor algorithm (array form).
+
+    ``b`` is an int (every vertex) or an int array with one bound per vertex.
+    Each vertex keeps its b(v) best offers; displaced proposers propose
+    again. The result is exactly :func:`greedy_b_matching`. Paper II of the
+    thesis (b-matching on GPUs) and Paper IV (its stable-assignment view).
+    ``max_b`` (static) bounds b; it is required when b is a traced array
+    (under ``jit``/``vmap`` pass b with the vertex capacity as length), and
+    is max(b) otherwise. ``batch``, ``lanes``, ``max_iters`` as in
+    :func:`suitor`. O(|E| log |E|) for the sorts plus O((batch + lanes) *
+    log batch + batch * max_b log max_b) per round.
+
+    >>> g = Graph.from_edges([0, 0, 1, 2], [1, 2, 2, 3], [4.0, 3.0, 2.0, 1.0])
+    >>> res = b_suitor(g, 2)
+    >>> res.partners.tolist(), float(res.weight)
+    [[1, 2], [0, 2], [0, 1], [-1, -1]]
+    """
+    _check_graph(g)
+    bvec, max_b = _b_input(g, b, max_b)
+    max_iters, batch, lanes = _defaults(g, max_iters, batch, lanes)
+    matched, partners, status, stats = _b_suitor(g, bvec, jnp.int32(max_iters), max_b=max_b,
+                                                 batch=batch, lanes=lanes)
+    weight, card = _weight(g, matched)
+    if not _traced(g.n):
+        matched, partners = matched[:int(g.n_entries)], partners[:int(g.n)]
+    return BMatchingResult(matched, partners, weight, card, status, stats)
+
+
+@partial(jax.jit, static_argnames=("max_b", "batch", "lanes"))
+def _b_suitor(g, bvec, max_iters, *, max_b, batch, lanes):
+    return _bs.b_suitor_arrays(g, bvec, max_b=max_b, max_iters=max_iters, batch=batch, lanes=lanes)

@@ -1,0 +1,163 @@
+"""b-Suitor: half-approximate maximum weight b-matching by proposals, in array form.
+
+Paper II of the thesis in ``shared/papers/gpu-suitor-louvain-stable-marriage-thesis.txt``
+(b-matching on GPUs, generalising Paper I's Suitor; Khan, Pothen et al.'s
+b-Suitor) and Paper IV, which shows that a vertex accepting its b(v) best
+offers at any time (many-to-many stable assignment) yields the greedy
+b-matching: scan edges in the order of :mod:`jaxmatch.weighted.suitor`, keep
+an edge while both ends have fewer than b edges.
+
+Every vertex v holds up to b(v) proposals, ``held[v]`` (their ranks,
+ascending; ``INT_MAX`` for an empty place). A proposal of rank r is accepted
+by v while ``r < thr[v]``, the rank of its b(v)-th held proposal (``INT_MAX``
+while v holds fewer than b(v); -1 when b(v) = 0). ``deficit[u]`` is b(u)
+minus the number of u's proposals being held; a vertex with a deficit waits
+in a ring queue. A round takes up to ``batch`` queued vertices; each
+advances its pointer in its rank-sorted neighbour list to its next accepting
+neighbour (:func:`jaxmatch.weighted.suitor.scan`) and proposes there. The
+proposals of a round are sorted by (target, rank); each target merges its
+held row with its group's best new offers, keeps the first b(v), and the
+proposers it drops get their deficit back and rejoin the queue. As in
+Suitor, thresholds only fall, so a skipped, rejected or displaced edge is
+never usable again and the pointers only move forward (O(|E|) in total).
+
+At the end an edge is matched when each end holds the other's proposal
+(both ends hold the same rank).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, take
+from jaxmatch.weighted.suitor import (
+    INITIAL_BUDGET,
+    edge_order,
+    initial_queue,
+    pop,
+    push,
+    rank_endpoints,
+    rank_table_size,
+    scan,
+    sorted_adjacency,
+)
+
+
+class BState(NamedTuple):
+    held: jax.Array      # [V, B] ranks of held proposals, ascending, INT_MAX empty
+    thr: jax.Array       # [V] a proposal is accepted while its rank < thr
+    deficit: jax.Array   # [V] b(v) minus v's proposals held elsewhere
+    ptr: jax.Array       # [V]
+    budget: jax.Array    # [V]
+    queue: jax.Array     # [V] ring queue of vertices with a deficit and entries left
+    in_queue: jax.Array  # [V]
+    claim: jax.Array     # [V] scratch for de-duplicating pushes, INT_MAX between rounds
+    head: jax.Array
+    size: jax.Array
+    rounds: jax.Array
+    proposals: jax.Array
+    scanned: jax.Array
+
+
+def _rows(a, idx, fill):
+    """a[idx] row-wise ([K, B]) with ``fill`` for out-of-range idx."""
+    ok = (idx >= 0) & (idx < a.shape[0])
+    return jnp.where(ok[:, None], a[jnp.where(ok, idx, 0)], fill)
+
+
+def _threshold(rows, b):
+    """Rank of the b-th place of each row (INT_MAX if empty), -1 where b = 0."""
+    at = jnp.clip(b - 1, 0, rows.shape[1] - 1)
+    return jnp.where(b >= 1, jnp.take_along_axis(rows, at[:, None], axis=1)[:, 0], -1)
+
+
+def step(g, adj, ends, bvec, s: BState, batch: int, lanes: int) -> BState:
+    V, B = g.vertex_cap, s.held.shape[1]
+    ids, live, popped = pop(s.queue, s.head, s.size, batch)
+    K = ids.shape[0]
+    ptr, budget = take(s.ptr, ids, 0), take(s.budget, ids, INITIAL_BUDGET)
+    sc = scan(adj, ids, live, ptr, budget, lanes, lambda r, v: r < take(s.thr, v, -1))
+    tgt = jnp.where(sc.found, take(adj.nbr, sc.entry, V), V)
+    r = jnp.where(sc.found, take(adj.rank, sc.entry, INT_MAX), INT_MAX)
+
+    # proposals grouped by target, best first
+    k = jnp.arange(K, dtype=jnp.int32)
+    ts, rs, ks = lax.sort((tgt, r, k), num_keys=2)
+    lead = ts != jnp.concatenate([jnp.full(1, -1, jnp.int32), ts[:-1]])
+    j = k - lax.cummax(jnp.where(lead, k, 0))            # place within the target's group
+    lead = lead & (ts < V)
+    bt = take(bvec, ts, 0)
+    hrow = _rows(s.held, ts, INT_MAX)                      # [K, B]
+    accepted = (ts < V) & (jnp.sum(hrow < rs[:, None], axis=1) + j < bt)
+
+    # each group's leader merges the held row with the group's B best offers
+    gi = k[:, None] + jnp.arange(B, dtype=jnp.int32)[None, :]
+    new = jnp.where(take(ts, gi, V) == ts[:, None], take(rs, gi, INT_MAX), INT_MAX)
+    merged = jnp.sort(jnp.concatenate([hrow, new], axis=1), axis=1)[:, :B]
+    merged = jnp.where(jnp.arange(B)[None, :] < bt[:, None], merged, INT_MAX)
+    thr_new = _threshold(merged, bt)
+    dropped = lead[:, None] & (hrow < INT_MAX) & (hrow > thr_new[:, None])
+    loser = jnp.where(dropped, take(ends, hrow, 2 * V) - ts[:, None], V).reshape(-1)
+    rows_at = jnp.where(lead, ts, V)
+    held = s.held.at[rows_at].set(merged, mode="drop")
+    thr = s.thr.at[rows_at].set(thr_new, mode="drop")
+
+    acc = jnp.zeros(K, bool).at[ks].set(accepted)
+    deficit = s.deficit.at[jnp.where(acc, ids, V)].add(-1, mode="drop")
+    deficit = deficit.at[loser].add(1, mode="drop")
+    ptr_all = s.ptr.at[ids].set(sc.ptr, mode="drop")
+    budget_all = s.budget.at[ids].set(sc.budget, mode="drop")
+
+    # back to the queue: popped vertices still short of partners, and dropped
+    # proposers not queued yet (each once)
+    again = live & (take(deficit, ids, 0) > 0) & sc.more
+    idx = jnp.arange(loser.shape[0], dtype=jnp.int32)
+    want = ((loser < V) & ~take(s.in_queue, loser, True) & (take(deficit, loser, 0) > 0)
+            & (take(ptr_all, loser, 0) < take(adj.end, loser, 0)))
+    claim = s.claim.at[jnp.where(want, loser, V)].min(idx, mode="drop")
+    want = want & (take(claim, loser, -1) == idx)
+    claim = claim.at[jnp.where(want, loser, V)].set(INT_MAX, mode="drop")
+    in_queue = s.in_queue.at[jnp.where(live & ~again, ids, V)].set(False, mode="drop")
+    in_queue = in_queue.at[jnp.where(want, loser, V)].set(True, mode="drop")
+    values = jnp.concatenate([jnp.where(again, ids, V), jnp.where(want, loser, V)])
+    queue, head, size = push(s.queue, s.head, s.size, popped, values)
+    return BState(held, thr, deficit, ptr_all, budget_all, queue, in_queue, claim, head, size,
+                  rounds=s.rounds + (s.size > 0),
+                  proposals=s.proposals + jnp.sum(sc.found, dtype=jnp.int32),
+                  scanned=s.scanned + sc.scanned)
+
+
+def b_suitor_arrays(g, bvec, *, max_b: int, max_iters: int, batch: int, lanes: int):
+    """Run b-Suitor with per-vertex bounds ``bvec`` [vertex_cap] (<= max_b).
+
+    Returns (matched [entry_cap] bool, partners [vertex_cap, max_b], status, stats).
+    """
+    V, B = g.vertex_cap, max_b
+    ids = jnp.arange(V, dtype=jnp.int32)
+    bvec = jnp.where(ids < g.n, jnp.clip(bvec.astype(jnp.int32), 0, B), 0)
+    order = edge_order(g)
+    rank = order.rank
+    adj = sorted_adjacency(g, order)
+    ends = rank_endpoints(g, rank)
+    live = (bvec > 0) & (adj.end > adj.start)
+    queue, head, size = initial_queue(g, live)
+    zero = jnp.int32(0)
+    s = BState(held=jnp.full((V, B), INT_MAX, jnp.int32),
+               thr=jnp.where(bvec > 0, INT_MAX, -1).astype(jnp.int32),
+               deficit=bvec, ptr=adj.start, budget=jnp.full(V, INITIAL_BUDGET, jnp.int32),
+               queue=queue, in_queue=live & (ids < g.n), claim=jnp.full(V, INT_MAX, jnp.int32),
+               head=head, size=size, rounds=zero, proposals=zero, scanned=zero)
+    s = lax.while_loop(lambda s: (s.size > 0) & (s.rounds < max_iters),
+                       lambda s: step(g, adj, ends, bvec, s, batch, lanes), s)
+    status = jnp.where(s.size > 0, MAX_ITERS, CONVERGED).astype(jnp.int32)
+
+    # an edge is matched when both ends hold its rank
+    count = jnp.zeros(rank_table_size(g), jnp.int32).at[s.held.reshape(-1)].add(1, mode="drop")
+    matched = take(count, rank, 0) == 2
+    key = jnp.sort(jnp.where(take(count, s.held, 0) == 2, s.held, INT_MAX), axis=1)
+    partners = jnp.where(key < INT_MAX, take(ends, key, 0) - ids[:, None], -1)
+    stats = dict(rounds=s.rounds, proposals=s.proposals, scanned=s.scanned)
+    return matched, partners, status, stats

@@ -1,0 +1,528 @@
+"""Louvain community detection and modularity (Paper III of the thesis).
+
+References: networkx's ``community.modularity`` and ``louvain_communities``,
+igraph's ``community_multilevel``, a brute-force Eq. (1) written here, and the
+numpy certificate (``certify.check_partition`` / ``check_modularity``).
+Small graphs are padded to one capacity (64 vertices, 512 entries) so the
+solver compiles once for them.
+"""
+import math
+import random
+import sys
+
+import igraph as ig
+import jax
+import jax.numpy as jnp
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import jaxmatch
+from jaxmatch import Graph, GraphInputError, certify
+from jaxmatch.community import louvain, modularity
+
+LV = sys.modules["jaxmatch.community.louvain"]   # the module (the package's `louvain` is the function)
+DATA = "/work/shared/data/newman_classic/"
+SMALL = dict(vertex_capacity=64, entry_capacity=512)
+MEDIUM = dict(vertex_capacity=2048, entry_capacity=8192)
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+def random_graph(rng, n_max=40, m_max=150, weighted=True, loops=True):
+    """Random multigraph edges (u, v, w, n), with self-loops and isolated vertices."""
+    n = int(rng.integers(1, n_max + 1))
+    m = int(rng.integers(0, m_max + 1))
+    u, v = rng.integers(0, n, m), rng.integers(0, n, m)
+    if not loops:
+        keep = u != v
+        u, v = u[keep], v[keep]
+    w = rng.integers(1, 6, u.size).astype(float) if weighted else None
+    return u, v, w, n
+
+
+def to_networkx(g):
+    u, v, w, n = g.edges()
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    w = np.ones(u.size) if w is None else w
+    G.add_weighted_edges_from(zip(u.tolist(), v.tolist(), w.tolist()))
+    return G
+
+
+def to_igraph(g):
+    u, v, w, n = g.edges()
+    G = ig.Graph(n=n, edges=np.c_[u, v].tolist())
+    return G, (None if w is None else w.tolist())
+
+
+def communities(labels):
+    out = {}
+    for i, c in enumerate(np.asarray(labels).tolist()):
+        out.setdefault(c, set()).add(i)
+    return list(out.values())
+
+
+def brute_modularity(g, labels, resolution=1.0):
+    """Eq. (1) by a plain double loop over the dense adjacency (A_ii = 2 w for a loop)."""
+    u, v, w, n = g.edges()
+    w = np.ones(u.size) if w is None else w
+    A = np.zeros((n, n))
+    for a, b, x in zip(u, v, w):
+        A[a, b] += x if a != b else 2 * x
+        if a != b:
+            A[b, a] += x
+    k = A.sum(1)
+    two_m = k.sum()
+    if two_m == 0:
+        return math.nan
+    lab = np.asarray(labels)
+    q = 0.0
+    for i in range(n):
+        for j in range(n):
+            if lab[i] == lab[j]:
+                q += A[i, j] - resolution * k[i] * k[j] / two_m
+    return q / two_m
+
+
+def ari(a, b):
+    """Adjusted Rand index of two labelings, from the contingency table (Hubert & Arabie)."""
+    a = np.unique(np.asarray(a), return_inverse=True)[1]
+    b = np.unique(np.asarray(b), return_inverse=True)[1]
+    table = np.zeros((a.max() + 1, b.max() + 1))
+    np.add.at(table, (a, b), 1)
+    pairs = lambda x: (x * (x - 1) / 2).sum()
+    index, ra, rb = pairs(table), pairs(table.sum(1)), pairs(table.sum(0))
+    expected = ra * rb / pairs(np.array([a.size]))
+    return (index - expected) / ((ra + rb) / 2 - expected)
+
+
+def igraph_q(g, seed=0):
+    G, w = to_igraph(g)
+    random.seed(seed)                      # python-igraph draws from Python's `random`
+    return G.modularity(G.community_multilevel(weights=w).membership, weights=w)
+
+
+def networkx_q(g, seed=0):
+    G = to_networkx(g)
+    return nx.community.modularity(G, nx.community.louvain_communities(G, seed=seed))
+
+
+def check_result(g, res, resolution=1.0):
+    """Certificate and internal consistency of an eager LouvainResult."""
+    n = int(g.n)
+    labels = np.asarray(res.labels)
+    assert labels.shape == (n,) and labels.dtype == np.int32
+    certify.check_partition(g, labels)
+    certify.check_modularity(g, labels, res.modularity, resolution=resolution)
+    levels = np.asarray(res.levels)
+    n_levels = int(res.stats["levels"])
+    assert levels.shape == (n_levels, n) and n_levels >= (1 if n else 0)
+    if n_levels:
+        np.testing.assert_array_equal(levels[-1], labels)
+    for fine, coarse in zip(levels[:-1], levels[1:]):   # each level merges communities of the last
+        certify.check_partition(g, fine)
+        pairs = np.unique(np.c_[fine, coarse], axis=0)
+        assert np.unique(pairs[:, 0]).size == pairs.shape[0]
+    lq = np.asarray(res.level_modularity)
+    assert lq.shape == (n_levels,)
+    if n and not np.isnan(float(res.modularity)):
+        assert np.all(np.diff(lq) >= -1e-6)
+        assert abs(lq[-1] - float(res.modularity)) <= 1e-5
+        q_single = certify.modularity_numpy(g, np.arange(n), resolution=resolution)[0]
+        assert float(res.modularity) >= q_single - 1e-6
+    assert int(res.stats["communities"]) == (labels.max() + 1 if n else 0)
+
+
+# --------------------------------------------------------------------------
+# modularity
+
+
+def test_modularity_matches_networkx_float64():
+    """300 random weighted multigraphs with loops and random partitions, 1e-6 relative."""
+    rng = np.random.default_rng(0)
+    with jax.enable_x64(True):
+        for _ in range(300):
+            u, v, w, n = random_graph(rng)
+            g = Graph.from_edges(u, v, w, n=n, **SMALL)
+            assert g.adj.weights.dtype == jnp.float64
+            labels = rng.integers(0, int(rng.integers(1, n + 1)), n)
+            res = float(rng.choice([1.0, 1.0, 0.5, 2.0]))
+            q = float(modularity(g, labels, resolution=res))
+            if int(g.n_edges) == 0:
+                assert math.isnan(q)
+                continue
+            ref = nx.community.modularity(to_networkx(g), communities(labels), resolution=res)
+            assert math.isclose(q, ref, rel_tol=1e-6, abs_tol=1e-12), (q, ref)
+
+
+def test_modularity_float32_and_brute_force():
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        u, v, w, n = random_graph(rng, n_max=20, m_max=40)
+        g = Graph.from_edges(u, v, w, n=n, **SMALL)
+        labels = rng.integers(-5, 5, n) * 1000          # any int labels, negative too
+        q = float(modularity(g, labels))
+        ref = brute_modularity(g, labels)
+        if math.isnan(ref):
+            assert math.isnan(q)
+            continue
+        certify.check_modularity(g, labels, q)
+        assert math.isclose(q, ref, rel_tol=1e-5, abs_tol=1e-6)
+
+
+def test_modularity_self_loops_networkx_convention():
+    G = nx.Graph()
+    G.add_weighted_edges_from([(0, 0, 2.0), (0, 1, 1.0), (1, 2, 1.0), (2, 2, 0.5), (3, 4, 1.0), (4, 4, 3.0)])
+    g = jaxmatch.from_networkx(G)
+    for lab in ([0, 0, 1, 2, 2], [0, 1, 2, 3, 4], [0, 0, 0, 1, 1], [7, 7, -3, 7, -3]):
+        ref = nx.community.modularity(G, communities(lab))
+        assert math.isclose(float(modularity(g, lab)), ref, rel_tol=1e-6)
+        assert math.isclose(certify.modularity_numpy(g, lab)[0], ref, rel_tol=1e-12)
+    # igraph counts a loop the same way
+    Gi = ig.Graph(n=5, edges=[(0, 0), (0, 1), (1, 2), (2, 2), (3, 4), (4, 4)])
+    assert math.isclose(float(modularity(g, [0, 0, 1, 2, 2])),
+                        Gi.modularity([0, 0, 1, 2, 2], weights=[2, 1, 1, 0.5, 1, 3]), rel_tol=1e-6)
+
+
+def test_modularity_padded_labels_jit_vmap():
+    rng = np.random.default_rng(2)
+    gs = [Graph.from_edges(*random_graph(rng, n_max=30), **SMALL) for _ in range(4)]
+    gs = [g if g.weighted else g.with_capacity(**SMALL) for g in gs]
+    labels = np.zeros((4, 64), np.int32)
+    for i, g in enumerate(gs):
+        labels[i, :int(g.n)] = rng.integers(0, 5, int(g.n))
+    eager = [float(modularity(g, labels[i])) for i, g in enumerate(gs)]
+    eager_short = [float(modularity(g, labels[i, :int(g.n)])) for i, g in enumerate(gs)]
+    np.testing.assert_array_equal(eager, eager_short)
+    jitted = jax.jit(lambda g, l: modularity(g, l))
+    assert float(jitted(gs[0], jnp.asarray(labels[0]))) == eager[0]
+    if len({g.weighted for g in gs}) == 1:
+        batched = jax.vmap(lambda g, l: modularity(g, l))(jaxmatch.stack(gs), jnp.asarray(labels))
+        np.testing.assert_allclose(np.asarray(batched), eager, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# Algorithm 2 against brute force
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compute_move_is_the_best_single_move(seed):
+    """move_bucket on one vertex at a time picks the argmax of the true Q difference (Eq. (2))."""
+    rng = np.random.default_rng(seed)
+    u, v, w, n = random_graph(rng, n_max=24, m_max=60)
+    g = Graph.from_edges(u, v, w, n=n, **SMALL)
+    gr = LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
+    k = LV.degrees(gr.src, gr.dst, gr.w, 64)
+    two_m = float(jnp.sum(k))
+    comm = np.full(64, 64, np.int32)
+    comm[:n] = rng.integers(0, max(1, n // 3), n)       # some communities, some singletons
+    tot = np.bincount(comm[:n], np.asarray(k)[:n], minlength=64)
+    size = np.bincount(comm[:n], minlength=64)
+    res = float(rng.choice([1.0, 0.7]))
+    step = jax.jit(LV.move_bucket)
+    src, dst = np.asarray(g.adj.src), np.asarray(g.adj.indices)
+    for i in range(n):
+        only_i = jnp.asarray((np.arange(64) == i).astype(np.int32))   # a bucket holding i alone
+        new, moved = step(gr, k, only_i, jnp.asarray(comm), jnp.asarray(tot, k.dtype),
+                          jnp.asarray(size, jnp.int32), 0, 1,
+                          1 / two_m if two_m > 0 else 0.0, jnp.asarray(res, k.dtype))
+        new = np.asarray(new)
+        assert np.array_equal(np.delete(new, i), np.delete(comm, i))
+        q0 = brute_modularity(g, comm[:n], res)
+        cands = sorted({int(comm[j]) for j in dst[src == i] if j != i} - {int(comm[i])})
+        best, best_c = 0.0, int(comm[i])
+        for c in cands:
+            if size[comm[i]] == 1 and size[c] == 1 and c > comm[i]:
+                continue                                  # the singleton rule
+            lab = comm[:n].copy()
+            lab[i] = c
+            gain = brute_modularity(g, lab, res) - q0
+            if gain > best + 1e-9:
+                best, best_c = gain, c
+            elif abs(gain - best) <= 1e-9 and best > 1e-9:
+                best_c = min(best_c, c)
+        if best > 1e-6:
+            assert new[i] == best_c, (i, new[i], best_c, best)
+            assert int(moved) == 1
+        elif best < 1e-9:
+            assert new[i] == comm[i] and int(moved) == 0
+
+
+# --------------------------------------------------------------------------
+# Louvain against igraph and networkx
+
+
+REAL = ["karate.gml", "dolphins.gml", "lesmis.gml", "celegans.g", "netscience.gml"]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_networks_small(name):
+    g = jaxmatch.read(DATA + name).with_capacity(**MEDIUM)
+    res = louvain(g)
+    check_result(g, res)
+    q, qi, qn = float(res.modularity), igraph_q(g), networkx_q(g)
+    assert q >= 0.99 * qi, f"{name}: modularity {q:.4f}, igraph {qi:.4f}"
+    assert q >= 0.99 * qn, f"{name}: modularity {q:.4f}, networkx {qn:.4f}"
+
+
+@pytest.mark.parametrize("name, caps", [
+    ("AdamicBlog.gml", dict(vertex_capacity=2048, entry_capacity=65536)),
+    ("Facebook_4039.csv", dict(vertex_capacity=4096, entry_capacity=262144)),
+])
+def test_real_networks_large(name, caps):
+    g = jaxmatch.read(DATA + name).with_capacity(**caps)
+    res = louvain(g)
+    check_result(g, res)
+    q, qi = float(res.modularity), igraph_q(g)
+    assert q >= 0.99 * qi, f"{name}: modularity {q:.4f}, igraph {qi:.4f}"
+    if name.startswith("Adamic"):                  # networkx is slow on the larger one
+        qn = networkx_q(g)
+        assert q >= 0.99 * qn, f"{name}: modularity {q:.4f}, networkx {qn:.4f}"
+
+
+@pytest.mark.parametrize("groups, size, p_in, p_out, seed", [
+    (4, 32, 0.3, 0.02, 0), (8, 16, 0.5, 0.02, 1), (5, 40, 0.2, 0.01, 2), (10, 20, 0.3, 0.005, 3),
+    (3, 60, 0.15, 0.01, 4),
+])
+def test_planted_partition(groups, size, p_in, p_out, seed):
+    G = nx.planted_partition_graph(groups, size, p_in, p_out, seed=seed)
+    g = jaxmatch.from_networkx(G, **MEDIUM)
+    res = louvain(g)
+    check_result(g, res)
+    truth = np.repeat(np.arange(groups), size)
+    score = ari(res.labels, truth)
+    q, qi, qn = float(res.modularity), igraph_q(g), networkx_q(g)
+    print(f"planted {groups}x{size}: ARI {score:.3f}, Q {q:.4f} igraph {qi:.4f} networkx {qn:.4f}")
+    assert score >= 0.95, f"adjusted Rand index {score:.3f}"
+    assert q >= 0.99 * qi and q >= 0.99 * qn
+
+
+def test_weighted_planted_partition():
+    """Weights alone carry the communities: a dense graph, heavy edges inside the groups."""
+    rng = np.random.default_rng(5)
+    n, groups = 60, 4
+    truth = np.arange(n) % groups
+    u, v = np.triu_indices(n, 1)
+    keep = rng.random(u.size) < 0.5
+    u, v = u[keep], v[keep]
+    w = np.where(truth[u] == truth[v], 5.0, 1.0) * rng.uniform(0.8, 1.2, u.size)
+    g = Graph.from_edges(u, v, w, n=n, **MEDIUM)
+    res = louvain(g)
+    check_result(g, res)
+    assert ari(res.labels, truth) >= 0.95
+    assert float(res.modularity) >= 0.99 * igraph_q(g)
+
+
+def test_ari_helper():
+    assert ari([0, 0, 1, 1], [5, 5, 2, 2]) == 1.0
+    assert abs(ari([0, 1, 0, 1], [0, 0, 1, 1]) - (-0.5)) < 1e-12
+
+
+# --------------------------------------------------------------------------
+# determinism, jit, vmap
+
+
+def test_deterministic_and_weight_scaling():
+    g = jaxmatch.read(DATA + "lesmis.gml").with_capacity(**MEDIUM)
+    a, b = louvain(g), louvain(g)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_array_equal(a.levels, b.levels)
+    assert float(a.modularity) == float(b.modularity)
+    u, v, w, n = g.edges()
+    g4 = Graph.from_edges(u, v, 4 * w, n=n, **MEDIUM)   # a power of two scales exactly
+    c = louvain(g4)
+    np.testing.assert_array_equal(a.labels, c.labels)
+    assert float(a.modularity) == float(c.modularity)
+
+
+def test_jit_equals_eager():
+    g = jaxmatch.read(DATA + "karate.gml").with_capacity(**SMALL)
+    eager = louvain(g)
+    out = jax.jit(lambda g: louvain(g))(g)
+    n, n_levels = int(g.n), int(eager.stats["levels"])
+    assert out.labels.shape == (64,) and out.levels.shape == (LV.DEFAULT_MAX_LEVELS, 64)
+    np.testing.assert_array_equal(np.asarray(out.labels)[:n], eager.labels)
+    assert np.all(np.asarray(out.labels)[n:] == -1)
+    np.testing.assert_array_equal(np.asarray(out.levels)[:n_levels, :n], eager.levels)
+    np.testing.assert_array_equal(np.asarray(out.levels)[n_levels:, :n],
+                                  np.broadcast_to(eager.labels, (LV.DEFAULT_MAX_LEVELS - n_levels, n)))
+    assert float(out.modularity) == float(eager.modularity)
+    assert int(out.status) == int(eager.status)
+
+
+def test_vmap_batch_of_32():
+    rng = np.random.default_rng(7)
+    gs = []
+    for i in range(32):
+        u, v, w, n = random_graph(rng, n_max=50, m_max=200, loops=i % 3 == 0)
+        gs.append(Graph.from_edges(u, v, w, n=n, **SMALL))
+    gs[0] = Graph.from_edges([], [], np.zeros(0), n=5, **SMALL)   # no edges in the batch too
+    gs[1] = Graph.from_edges([0, 1, 2, 3], [1, 2, 0, 0], [1.0, 1.0, 1.0, 2.0], n=9, **SMALL)  # isolated
+    batch = jaxmatch.stack(gs)
+    out = jax.vmap(lambda g: louvain(g))(batch)
+    labels, levels = np.asarray(out.labels), np.asarray(out.levels)
+    for i, g in enumerate(gs):
+        own = louvain(g)
+        n, n_levels = int(g.n), int(own.stats["levels"])
+        np.testing.assert_array_equal(labels[i, :n], own.labels)
+        np.testing.assert_array_equal(levels[i, :n_levels, :n], own.levels)
+        a, b = float(out.modularity[i]), float(own.modularity)
+        assert a == b or (math.isnan(a) and math.isnan(b))
+        assert int(out.status[i]) == int(own.status)
+        for key in ("levels", "communities"):
+            assert int(out.stats[key][i]) == int(own.stats[key])
+        np.testing.assert_array_equal(np.asarray(out.stats["iterations"])[i, :n_levels],
+                                      own.stats["iterations"])
+        check_result(g, own)
+
+
+# --------------------------------------------------------------------------
+# degenerate graphs and options
+
+
+def test_no_edges_and_empty_graph():
+    g = Graph.from_edges([], [], n=5, **SMALL)
+    res = louvain(g)
+    np.testing.assert_array_equal(res.labels, np.arange(5))
+    assert math.isnan(float(res.modularity)) and res.status_name == "converged"
+    assert math.isnan(float(modularity(g, np.zeros(5, int))))
+    assert G_igraph_nan()
+    e = louvain(Graph.from_edges([], [], n=0, **SMALL))
+    assert e.labels.shape == (0,) and math.isnan(float(e.modularity))
+    certify.check_modularity(g, np.arange(5), math.nan)
+    z = Graph.from_edges([0, 1], [1, 2], [0.0, 0.0], n=3, **SMALL)   # edges of weight zero
+    assert math.isnan(float(louvain(z).modularity))
+
+
+def G_igraph_nan():
+    """igraph gives NaN (and singletons) for a graph without edges, the answer we copy."""
+    c = ig.Graph(5).community_multilevel()
+    return math.isnan(c.modularity) and c.membership == list(range(5))
+
+
+def test_isolated_vertices_and_loops():
+    # two triangles, an isolated vertex 6, a vertex 7 with only a self-loop
+    g = Graph.from_edges([0, 0, 1, 3, 3, 4, 7], [1, 2, 2, 4, 5, 5, 7], n=8, **SMALL)
+    res = louvain(g)
+    check_result(g, res)
+    lab = np.asarray(res.labels)
+    assert lab[0] == lab[1] == lab[2] and lab[3] == lab[4] == lab[5] and lab[0] != lab[3]
+    assert len({lab[6], lab[7], lab[0], lab[3]}) == 4
+    ref = nx.community.modularity(to_networkx(g), communities(lab))
+    assert math.isclose(float(res.modularity), ref, rel_tol=1e-6)
+    one = louvain(Graph.from_edges([0], [0], [3.0], n=1, **SMALL))   # one vertex, one loop: Q = 0
+    assert one.labels.tolist() == [0] and abs(float(one.modularity)) < 1e-7
+
+
+def test_unweighted_graph():
+    g = jaxmatch.from_networkx(nx.karate_club_graph(), weight=None, **SMALL)
+    assert not g.weighted
+    res = louvain(g)
+    check_result(g, res)
+    assert float(res.modularity) >= 0.99 * igraph_q(g)
+
+
+def test_resolution_and_thresholds():
+    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
+    base = louvain(g)
+    for gamma in (0.5, 2.0):
+        res = louvain(g, resolution=gamma)
+        check_result(g, res, resolution=gamma)
+        G = to_networkx(g)
+        ref = nx.community.modularity(G, communities(res.labels), resolution=gamma)
+        assert math.isclose(float(res.modularity), ref, rel_tol=1e-5)
+    assert int(louvain(g, resolution=2.0).stats["communities"]) > int(base.stats["communities"])
+    # every level under the large threshold: no more iterations than with the small one
+    coarse = louvain(g, threshold_large=0.05, large_graph=0)
+    check_result(g, coarse)
+    assert int(coarse.stats["iterations"][0]) <= int(base.stats["iterations"][0])
+
+
+def test_max_iters_and_max_levels_status():
+    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
+    short = louvain(g, max_iters=1)
+    check_result(g, short)
+    assert short.status_name == "hit max_iters"
+    assert np.all(np.asarray(short.stats["iterations"]) <= 1)
+    one = louvain(g, max_levels=1)
+    check_result(g, one)
+    assert int(one.stats["levels"]) == 1 and int(one.status) == 1
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(resolution=-1.0), "resolution"),
+    (dict(resolution=float("nan")), "resolution"),
+    (dict(resolution=True), "resolution"),
+    (dict(threshold=-1e-3), "threshold"),
+    (dict(threshold_large="big"), "threshold_large"),
+    (dict(large_graph=1.5), "large_graph"),
+    (dict(max_levels=0), "max_levels"),
+    (dict(max_iters=-2), "max_iters"),
+])
+def test_bad_options(kwargs, match):
+    g = Graph.from_edges([0], [1], **SMALL)
+    with pytest.raises(GraphInputError, match=match):
+        louvain(g, **kwargs)
+
+
+def test_bad_inputs():
+    with pytest.raises(GraphInputError, match="Graph"):
+        louvain(jaxmatch.BipartiteGraph.from_edges([0], [0]))
+    g = Graph.from_edges([0, 1], [1, 2], **SMALL)
+    with pytest.raises(GraphInputError, match="vmap"):
+        louvain(jaxmatch.stack([g, g]))
+    with pytest.raises(GraphInputError, match="shape"):
+        modularity(g, [0, 1])
+    with pytest.raises(GraphInputError, match="integers"):
+        modularity(g, [0.0, 1.0, 1.0])
+    with pytest.raises(GraphInputError, match="resolution"):
+        modularity(g, [0, 0, 1], resolution=-1)
+    with pytest.raises(certify.CertificateError, match="empty"):
+        certify.check_partition(g, [0, 2, 2])
+    with pytest.raises(certify.CertificateError, match="negative"):
+        certify.check_partition(g, [0, -1, 0])
+    with pytest.raises(certify.CertificateError, match="shape"):
+        certify.check_partition(g, [0, 0])
+    with pytest.raises(certify.CertificateError, match="modularity is"):
+        certify.check_modularity(g, [0, 0, 1], 0.3)
+
+
+# --------------------------------------------------------------------------
+# property test
+
+
+@st.composite
+def graphs(draw):
+    n = draw(st.integers(1, 40))
+    m = draw(st.integers(0, 120))
+    u = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    v = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    w = draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=m, max_size=m))
+    return Graph.from_edges(np.array(u, np.int64), np.array(v, np.int64), np.array(w), n=n, **SMALL)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs())
+def test_property_valid_and_never_worse_than_singletons(g):
+    res = louvain(g)
+    check_result(g, res)          # partition, certificate, hierarchy, Q >= Q(singletons)
+    again = louvain(g)
+    np.testing.assert_array_equal(res.labels, again.labels)
+    n = int(g.n)
+    q = float(res.modularity)
+    if not math.isnan(q):
+        assert math.isclose(q, brute_modularity(g, res.labels), rel_tol=1e-5, abs_tol=1e-6)
+        # no community is split between vertices that share no path inside the graph
+        lab = np.asarray(res.labels)
+        u, v, _, _ = g.edges()
+        G = nx.Graph()
+        G.add_nodes_from(range(n))
+        G.add_edges_from(zip(u.tolist(), v.tolist()))
+        for comp in nx.connected_components(G):
+            comp = list(comp)
+            assert set(lab[comp]).isdisjoint(set(np.delete(lab, comp)))

@@ -1,0 +1,392 @@
+"""Stable marriage: Gale-Shapley and McVitie-Wilson against a sequential queue-based reference."""
+from collections import deque
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from experiments.generators import stable_easy, stable_hard
+from jaxmatch.certify import CertificateError, check_stable, is_stable
+from jaxmatch.graph import GraphInputError
+from jaxmatch.stable import (Preferences, as_instance, read_preferences, stable_marriage,
+                             stack_preferences)
+
+METHODS = ("mcvitie_wilson", "gale_shapley")
+CAPS = dict(n_capacity=16, entry_capacity=256)
+
+
+# --------------------------------------------------------------------------
+# the reference: Gale-Shapley with a queue of free men, plain Python
+
+
+def gs_reference(men, women, n_women):
+    """(wife, husband, proposals) of the man-optimal stable matching."""
+    rank = [{m: i for i, m in enumerate(lst)} for lst in women]
+    nxt = [0] * len(men)
+    husband = [-1] * n_women
+    queue = deque(range(len(men)))
+    while queue:
+        m = queue.popleft()
+        while nxt[m] < len(men[m]):
+            w = men[m][nxt[m]]
+            nxt[m] += 1
+            r = rank[w].get(m)
+            if r is None:
+                continue
+            h = husband[w]
+            if h == -1 or rank[w][h] > r:
+                husband[w] = m
+                if h != -1:
+                    queue.append(h)
+                break
+    wife = [-1] * len(men)
+    for w, h in enumerate(husband):
+        if h >= 0:
+            wife[h] = w
+    return wife, husband, sum(nxt)
+
+
+def random_instance(rng, n_men, n_women, complete=False, p=None):
+    p = rng.random() if p is None else p
+    if complete:
+        men = [rng.permutation(n_women).tolist() for _ in range(n_men)]
+        women = [rng.permutation(n_men).tolist() for _ in range(n_women)]
+    else:
+        men = [[int(w) for w in rng.permutation(n_women) if rng.random() < p] for _ in range(n_men)]
+        women = [[int(m) for m in rng.permutation(n_men) if rng.random() < p] for _ in range(n_women)]
+    return men, women
+
+
+def built(men, women, **caps):
+    return (Preferences.from_lists(men, len(women), **caps), Preferences.from_lists(women, len(men), **caps))
+
+
+def check_against_reference(men, women, res):
+    wife, husband, proposals = gs_reference(men, women, len(women))
+    assert int(res.status) == 0
+    assert np.asarray(res.wife).tolist() == wife
+    assert np.asarray(res.husband).tolist() == husband
+    assert res.stats["proposals"] == proposals
+    check_stable(men, women, np.asarray(res.wife))
+
+
+# --------------------------------------------------------------------------
+# random SM and SMI instances, one capacity: compiled once per method
+
+
+def test_random_instances_equal_reference():
+    rng = np.random.default_rng(7)
+    count = 0
+    for it in range(330):
+        complete = it % 3 == 0
+        n_men = int(rng.integers(0, 13))
+        n_women = n_men if complete and it % 2 else int(rng.integers(0, 13))
+        men, women = random_instance(rng, n_men, n_women, complete)
+        M, W = built(men, women, **CAPS)
+        for method in METHODS:
+            check_against_reference(men, women, stable_marriage(M, W, method=method))
+        count += 1
+    assert count >= 300
+
+
+def test_window_and_unroll_do_not_change_the_answer():
+    rng = np.random.default_rng(8)
+    for _ in range(30):
+        men, women = random_instance(rng, 10, 9)
+        M, W = built(men, women, **CAPS)
+        for window, unroll in ((1, 3), (4, 1)):
+            check_against_reference(men, women, stable_marriage(M, W, window=window, unroll=unroll))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_property_equal_reference_and_stable(data):
+    n_men = data.draw(st.integers(0, 10))
+    n_women = data.draw(st.integers(0, 10))
+    men = [data.draw(st.permutations(range(n_women)).flatmap(
+        lambda perm: st.integers(0, len(perm)).map(lambda k: list(perm[:k])))) for _ in range(n_men)]
+    women = [data.draw(st.permutations(range(n_men)).flatmap(
+        lambda perm: st.integers(0, len(perm)).map(lambda k: list(perm[:k])))) for _ in range(n_women)]
+    method = data.draw(st.sampled_from(METHODS))
+    M, W = built(men, women, **CAPS)
+    res = stable_marriage(M, W, method=method)
+    check_against_reference(men, women, res)
+    # only mutually ranked pairs marry
+    for m, w in enumerate(np.asarray(res.wife).tolist()):
+        if w >= 0:
+            assert w in men[m] and m in women[w]
+
+
+# --------------------------------------------------------------------------
+# the paper's data sets
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 40, 100])
+@pytest.mark.parametrize("seed", [None, 3])
+def test_hard_instances(n, seed):
+    men_np, women_np = stable_hard(n, seed=seed)
+    men, women = np.array(men_np).tolist(), np.array(women_np).tolist()
+    M, W = as_instance(men_np, women_np)          # broadcast views: one shared list per side
+    assert M.shared == W.shared == (n > 1)
+    M, W = (P.with_capacity(n_capacity=128, entry_capacity=128 if P.shared else 16384) for P in (M, W))
+    wife, _, _ = gs_reference(men, women, n)
+    for method in METHODS:
+        res = stable_marriage(M, W, method=method)
+        assert res.stats["proposals"] == n * (n + 1) // 2
+        assert int(res.stats["waves"]) >= n                     # one woman settles per wave
+        assert np.asarray(res.wife).tolist() == wife
+        check_stable(men_np, women_np, np.asarray(res.wife))   # the O(n log n) shared-list check
+        check_stable(men, women, np.asarray(res.wife))         # the general check
+    # the same instance with one list per person gives the same answer
+    M, W = (Preferences.from_padded(np.array(P), n, n_capacity=128, entry_capacity=16384)
+            for P in (men_np, women_np))
+    dense = stable_marriage(M, W)
+    assert not M.shared and np.asarray(dense.wife).tolist() == wife
+
+
+HARD_CAPS = dict(n_capacity=128, entry_capacity=128)
+
+
+def test_hard_gale_shapley_rounds_equal_n():
+    M, W = (P.with_capacity(**HARD_CAPS) for P in as_instance(*stable_hard(64, seed=1)))
+    res = stable_marriage(M, W, method="gale_shapley")
+    assert int(res.stats["rounds"]) == int(res.stats["waves"]) == 64
+    res = stable_marriage(M, W, method="mcvitie_wilson", unroll=8)
+    assert int(res.stats["rounds"]) == 8
+
+
+@pytest.mark.parametrize("n", [60, 1500])
+def test_easy_instances(n):
+    men_np, women_np = stable_easy(n, seed=n)
+    men = [[int(x) for x in row if x >= 0] for row in men_np]
+    women = [[int(x) for x in row if x >= 0] for row in women_np]
+    M, W = (P.with_capacity(n_capacity=2048, entry_capacity=32768) for P in as_instance(men_np, women_np))
+    for method in METHODS:
+        res = stable_marriage(M, W, method=method)
+        check_against_reference(men, women, res)
+        check_stable(men_np, women_np, np.asarray(res.wife))
+        assert (np.asarray(res.wife) >= 0).mean() > 0.9
+
+
+# --------------------------------------------------------------------------
+# input forms, degenerate inputs
+
+
+def test_input_forms_agree(tmp_path):
+    rng = np.random.default_rng(11)
+    men, women = random_instance(rng, 7, 5, p=0.7)
+    ref = gs_reference(men, women, 5)[0]
+    pad = lambda lists, width: np.array([r + [-1] * (width - len(r)) for r in lists])
+    csr = lambda lists: (np.concatenate([[0], np.cumsum([len(r) for r in lists])]),
+                         np.array([x for r in lists for x in r], dtype=np.int64))
+    for m_in, w_in in ((men, women), (pad(men, 6), pad(women, 9)), (csr(men), csr(women)),
+                       built(men, women), (csr(men), pad(women, 7))):
+        assert np.asarray(stable_marriage(m_in, w_in).wife).tolist() == ref
+    for path, lists in (("men.txt", men), ("women.txt", women)):
+        (tmp_path / path).write_text("# rank lists\n" + "\n".join(" ".join(map(str, r)) for r in lists) + "\n")
+    res = stable_marriage(read_preferences(tmp_path / "men.txt"), read_preferences(tmp_path / "women.txt"))
+    assert np.asarray(res.wife).tolist() == ref
+
+
+@pytest.mark.parametrize("men, women", [
+    ([], []),
+    ([], [[], []]),
+    ([[], [], []], []),
+    ([[], []], [[], [], []]),
+    ([[0, 1], [1]], [[], []]),          # no woman lists anyone: nobody marries
+    ([[0]], [[0]]),
+])
+def test_degenerate(men, women):
+    M, W = built(men, women, **CAPS)
+    for method in METHODS:
+        res = stable_marriage(M, W, method=method)
+        check_against_reference(men, women, res)
+        assert res.wife.shape == (len(men),) and res.husband.shape == (len(women),)
+
+
+def test_unequal_sides():
+    rng = np.random.default_rng(3)
+    for n_men, n_women in ((9, 3), (3, 9), (12, 1), (1, 12)):
+        men, women = random_instance(rng, n_men, n_women, complete=True)
+        M, W = built(men, women, **CAPS)
+        res = stable_marriage(M, W)
+        check_against_reference(men, women, res)
+        assert int((np.asarray(res.wife) >= 0).sum()) == min(n_men, n_women)
+
+
+def test_shared_men_with_individual_women():
+    rng = np.random.default_rng(4)
+    order = rng.permutation(6)
+    women = [rng.permutation(5).tolist()[:4] for _ in range(6)]
+    men_np = np.broadcast_to(order, (5, 6))
+    res = stable_marriage(men_np, women)
+    check_against_reference(np.array(men_np).tolist(), women, res)
+
+
+def test_max_iters_status():
+    M, W = (P.with_capacity(**HARD_CAPS) for P in as_instance(*stable_hard(40)))
+    res = stable_marriage(M, W, method="gale_shapley", max_iters=5)
+    assert int(res.status) == 1 and res.status_name == "hit max_iters"
+    wife = np.asarray(res.wife)
+    assert np.array_equal(wife[:5], np.arange(5)) and (wife[5:] == -1).all()
+    assert res.stats["proposals"] == sum(range(1, 6)) + 35 * 5
+    assert stable_marriage(M, W).status_name == "converged"
+
+
+# --------------------------------------------------------------------------
+# jit and vmap
+
+
+def test_jit_equals_eager():
+    rng = np.random.default_rng(5)
+    men, women = random_instance(rng, 11, 9)
+    M, W = built(men, women, **CAPS)
+    for method in METHODS:
+        eager = stable_marriage(M, W, method=method)
+        jitted = jax.jit(lambda a, b: stable_marriage(a, b, method=method))(M, W)
+        assert jitted.wife.shape == (16,)
+        assert np.array_equal(np.asarray(jitted.wife)[:11], np.asarray(eager.wife))
+        assert (np.asarray(jitted.wife)[11:] == -1).all()
+        assert np.array_equal(np.asarray(jitted.husband)[:9], np.asarray(eager.husband))
+        assert int(jitted.stats["proposals"]) == eager.stats["proposals"]
+
+
+def test_vmap_over_batch():
+    rng = np.random.default_rng(6)
+    instances = [random_instance(rng, int(rng.integers(0, 12)), int(rng.integers(0, 12))) for _ in range(8)]
+    instances.append(random_instance(rng, 10, 10, complete=True))
+    Ms = stack_preferences([Preferences.from_lists(m, len(w)) for m, w in instances])
+    Ws = stack_preferences([Preferences.from_lists(w, len(m)) for m, w in instances])
+    for method in METHODS:
+        out = jax.vmap(lambda a, b: stable_marriage(a, b, method=method))(Ms, Ws)
+        assert out.wife.shape == (len(instances), Ms.n_cap)
+        for i, (men, women) in enumerate(instances):
+            wife, husband, proposals = gs_reference(men, women, len(women))
+            assert np.asarray(out.wife[i, :len(men)]).tolist() == wife
+            assert np.asarray(out.husband[i, :len(women)]).tolist() == husband
+            assert int(out.stats["proposals"][i]) == proposals and int(out.status[i]) == 0
+
+
+def test_vmap_shared_batch():
+    pairs = [stable_hard(n, seed=n) for n in (3, 7, 12)]
+    Ms = stack_preferences([Preferences.from_padded(m, m.shape[0]) for m, w in pairs])
+    Ws = stack_preferences([Preferences.from_padded(w, w.shape[0]) for m, w in pairs])
+    out = jax.vmap(stable_marriage)(Ms, Ws)
+    for i, (m, w) in enumerate(pairs):
+        n = m.shape[0]
+        assert int(out.stats["proposals"][i]) == n * (n + 1) // 2
+        check_stable(m, w, np.asarray(out.wife[i, :n]))
+
+
+# --------------------------------------------------------------------------
+# Lemma 3.1: greedy matching of a weighted graph = the SMI solution built from it
+
+
+def lemma_instance(rng, n, p):
+    """Random graph with distinct weights, and its SMI instance (Paper IV, Section 3)."""
+    iu, ju = np.triu_indices(n, 1)
+    keep = rng.random(iu.size) < p
+    u, v = iu[keep], ju[keep]
+    wts = rng.permutation(u.size) + 1.0
+    nbrs = [[] for _ in range(n)]
+    for a, b, x in zip(u, v, wts):
+        nbrs[a].append((-x, int(b)))
+        nbrs[b].append((-x, int(a)))
+    lists = [[j for _, j in sorted(nb)] for nb in nbrs]
+    return u, v, wts, lists
+
+
+def greedy_reference(u, v, wts, n):
+    mate = [-1] * n
+    for k in np.argsort(-wts, kind="stable"):
+        if mate[u[k]] < 0 and mate[v[k]] < 0:
+            mate[u[k]], mate[v[k]] = int(v[k]), int(u[k])
+    return mate
+
+
+def test_lemma_3_1_against_local_greedy():
+    rng = np.random.default_rng(9)
+    for _ in range(40):
+        n = int(rng.integers(1, 14))
+        u, v, wts, lists = lemma_instance(rng, n, rng.random())
+        M, W = built(lists, lists, **CAPS)
+        res = stable_marriage(M, W)
+        assert np.asarray(res.wife).tolist() == greedy_reference(u, v, wts, n)
+        assert np.array_equal(np.asarray(res.wife), np.asarray(res.husband))
+
+
+def test_lemma_3_1_against_weighted_greedy_matching():
+    try:
+        from jaxmatch.weighted import greedy_matching
+    except ImportError:
+        pytest.skip("needs the Suitor issue (jaxmatch.weighted)")
+    from jaxmatch.graph import Graph
+    rng = np.random.default_rng(10)
+    for _ in range(40):
+        n = int(rng.integers(1, 14))
+        u, v, wts, lists = lemma_instance(rng, n, rng.random())
+        g = Graph.from_edges(u, v, wts, n=n)
+        mate = np.asarray(getattr(greedy_matching(g), "mate", greedy_matching(g)))
+        M, W = built(lists, lists, **CAPS)
+        assert np.asarray(stable_marriage(M, W).wife).tolist() == mate.tolist()
+
+
+# --------------------------------------------------------------------------
+# bad input and the certificate
+
+
+@pytest.mark.parametrize("men, women, match", [
+    ([[0, 2]], [[0], [0]], "out of range"),
+    ([[0, 0]], [[0]], "twice"),
+    ([[0, -1, 1]], [[0], [0]], "after -1"),
+    ([[0, -2]], [[0]], "-1 is padding"),
+    ([[0.0]], [[0]], "integer"),
+    (np.zeros((2, 2, 2), int), [[0]], "2-D"),
+    (([0, 2], [0]), [[0]], "indptr"),
+    (([1, 1], [0]), [[0]], "indptr"),
+])
+def test_bad_input(men, women, match):
+    with pytest.raises(GraphInputError, match=match):
+        stable_marriage(men, women)
+
+
+def test_bad_options_and_mismatched_sides():
+    M, W = built([[0]], [[0]])
+    with pytest.raises(GraphInputError, match="method"):
+        stable_marriage(M, W, method="irving")
+    for kw in (dict(max_iters=0), dict(unroll=-1), dict(window=0), dict(max_iters=2.5)):
+        with pytest.raises(GraphInputError, match="positive"):
+            stable_marriage(M, W, **kw)
+    other = Preferences.from_lists([[0], [0]], 1)
+    with pytest.raises(GraphInputError, match="n_other"):
+        stable_marriage(M, other)
+    with pytest.raises(GraphInputError, match="traced"):
+        jax.jit(lambda a: stable_marriage(a, [[0]]).wife)(jnp.zeros((1, 1), jnp.int32))
+    with pytest.raises(GraphInputError, match="capacity"):
+        Preferences.from_lists([[0], [0]], 1, n_capacity=1)
+    with pytest.raises(GraphInputError, match="shared list"):
+        Preferences.from_lists([[0, 1]]).shared_order()
+
+
+def test_certificate_rejects():
+    men = [[0, 1], [0, 1]]
+    women = [[0, 1], [0, 1]]
+    check_stable(men, women, [0, 1])
+    for wife, match in (([1, 0], "blocking pair"), ([0, 0], "more than one"), ([0, 5], "not -1"),
+                        ([0], "shape"), ([0, -1], "blocking pair")):
+        with pytest.raises(CertificateError, match=match):
+            check_stable(men, women, wife)
+        assert not is_stable(men, women, wife)
+    with pytest.raises(CertificateError, match="does not rank"):
+        check_stable([[0], [1]], [[0], []], [0, 1])
+    # shared lists: the O(n log n) path finds the same blocking pair
+    order = np.arange(3)
+    shared = np.broadcast_to(order, (3, 3))
+    assert is_stable(shared, shared, [0, 1, 2])
+    with pytest.raises(CertificateError, match="blocking pair: man 0 and woman 0"):
+        check_stable(shared, shared, [1, 0, 2])
+    with pytest.raises(CertificateError, match="do not rank"):
+        check_stable(np.broadcast_to(np.array([0, 1]), (3, 2)), shared, [0, 1, 2])
