@@ -51,16 +51,23 @@ FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,C
               "--xla_gpu_graph_min_graph_size=1")
 
 
-def device_bytes(g, method):
-    """Peak device memory of one solve from XLA's buffer assignment: arguments + outputs + temporaries."""
+def device_bytes(g, method, slots):
+    """Peak device memory of the solver from XLA's buffer assignment: arguments + outputs + temporaries
+    (the larger of the start phase and the push-relabel phase)."""
+    import jax
     from jaxmatch import bipartite
-    kw = dict(method=method, init="karp_sipser", max_iters=16 * (g.row_cap + g.col_cap) + 1024,
-              k=bipartite._pr.DEFAULT_K, init_rounds=bipartite._init.DEFAULT_ROUNDS,
-              lanes=bipartite._pr.DEFAULT_LANES)
-    m = bipartite._solve.lower(g, **kw).compile().memory_analysis()
-    if m is None:
-        return None
-    return m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes
+    peaks = []
+    start = bipartite._start.lower(g, init="karp_sipser", init_rounds=bipartite._init.DEFAULT_ROUNDS)
+    rm, cm = jax.numpy.zeros(g.row_cap, "int32"), jax.numpy.zeros(g.col_cap, "int32")
+    solve = bipartite._solve.lower(g, rm, cm, method=method, max_iters=16 * (g.row_cap + g.col_cap) + 1024,
+                                   k=bipartite._pr.DEFAULT_K, lanes=bipartite._pr.DEFAULT_LANES, slots=slots)
+    for lowered in (start, solve):
+        m = lowered.compile().memory_analysis()
+        if m is None:
+            return None
+        peaks.append(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+                     - m.alias_size_in_bytes)
+    return max(peaks)
 
 
 def _child(conn, fn):
@@ -176,9 +183,11 @@ def main():
             certify.check_maximum_matching(a, res.row_mate, res.col_mate)  # proves maximum on its own
             rec["maximum"] = int(res.cardinality)
             st = {k: int(v) for k, v in res.stats.items()}
+            st["slots"] = jaxmatch.bipartite.active_slots(g, jaxmatch.bipartite._start(
+                g, init="karp_sipser", init_rounds=jaxmatch.bipartite._init.DEFAULT_ROUNDS)[1])
             rec[method] = dict(time_s=med, first_call_s=compile_s, edges_per_s=a.nnz / med,
                                us_per_iter=1e6 * med / max(1, st.get("iterations", 1)), **st)
-        rec["peak_device_bytes"] = device_bytes(g, args.methods[0])
+        rec["peak_device_bytes"] = device_bytes(g, args.methods[0], slots=rec[args.methods[0]]["slots"])
         rec["bytes_per_edge"] = rec["peak_device_bytes"] / a.nnz if rec["peak_device_bytes"] else None
         rows_out.append(rec)
         print(json.dumps(rec), flush=True)

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from jaxmatch._ops import STATUS_NAMES
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
-from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError
+from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, next_pow2
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
@@ -122,18 +122,25 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     _check_positive(lanes, "lanes")
     if max_iters is None:
         max_iters = 16 * (g.row_cap + g.col_cap) + 1024
-    out = _solve(g, method=method, init=init, max_iters=max_iters, k=float(k),
-                 init_rounds=init_rounds, lanes=lanes)
-    return _finish(g, *out)
+    row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
+    slots = None if isinstance(row_mate, jax.core.Tracer) else active_slots(g, col_mate)
+    out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, k=float(k), lanes=lanes, slots=slots)
+    return _finish(g, *out[:3], dict(out[3], init_rounds=rounds))
 
 
-@partial(jax.jit, static_argnames=("method", "init", "max_iters", "k", "init_rounds", "lanes"))
-def _solve(g, *, method, init, max_iters, k, init_rounds, lanes):
+def active_slots(g, col_mate) -> int:
+    """Eager length of the active-column list: the free columns left by the start, as a
+    power of two (graphs of up to 4096 columns keep the full list: one compilation per capacity)."""
+    return max(next_pow2(int(jnp.sum(col_mate[:g.n_cols] == -1))), min(g.col_cap, 4096))
+
+
+@partial(jax.jit, static_argnames=("init", "init_rounds"))
+def _start(g, *, init, init_rounds):
     if init is None:
-        row_mate, col_mate = _init.empty_matching(g)
-        rounds = jnp.int32(0)
-    else:
-        row_mate, col_mate, rounds = _init.initial_matching_arrays(g, init, init_rounds)
-    row_mate, col_mate, status, stats = _pr.push_relabel(g, row_mate, col_mate, max_iters=max_iters,
-                                                         k=k, lanes=lanes)
-    return row_mate, col_mate, status, dict(stats, init_rounds=rounds)
+        return (*_init.empty_matching(g), jnp.int32(0))
+    return _init.initial_matching_arrays(g, init, init_rounds)
+
+
+@partial(jax.jit, static_argnames=("method", "max_iters", "k", "lanes", "slots"))
+def _solve(g, row_mate, col_mate, *, method, max_iters, k, lanes, slots):
+    return _pr.push_relabel(g, row_mate, col_mate, max_iters=max_iters, k=k, lanes=lanes, slots=slots)

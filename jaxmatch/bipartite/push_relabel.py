@@ -61,7 +61,8 @@ class PRState(NamedTuple):
     col_mate: jax.Array      # [col_cap] row, -1 unmatched, -2 unmatchable (may be stale)
     psi_r: jax.Array         # [row_cap]
     psi_c: jax.Array         # [col_cap]
-    active: jax.Array        # [col_cap] active-column list, col_cap marks an empty slot
+    active: jax.Array        # [slots] active-column list, col_cap marks an empty slot
+    claim: jax.Array         # [row_cap] scratch for the winner of each row, INT_MAX when unclaimed
     n_slots: jax.Array       # slots in use (a prefix of ``active``)
     it: jax.Array
     next_gr: jax.Array
@@ -124,7 +125,8 @@ def _relabel_and_shrink(g, s: PRState, inf, k):
 def _min_rows(g, s: PRState, lanes: int, inf):
     """For every slot, the minimum row label over its column's rows and that row."""
     v = s.active
-    ok = (jnp.arange(g.col_cap) < s.n_slots) & (v < g.col_cap)
+    slots = v.shape[0]
+    ok = (jnp.arange(slots) < s.n_slots) & (v < g.col_cap)
     start = take(g.by_col.indptr, v, 0)
     deg = jnp.where(ok, take(g.by_col.indptr, v + 1, 0) - start, 0)
     offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(deg, dtype=jnp.int32)])
@@ -134,11 +136,11 @@ def _min_rows(g, s: PRState, lanes: int, inf):
         slot, e, valid = expand(offsets, start, first, lanes)
         r = take(g.by_col.indices, e, g.row_cap)
         key = jnp.where(valid, take(s.psi_r, r, inf), INT_MAX)
-        b, a = segment_argmin(key, r, mask_ids(slot, valid, g.col_cap), g.col_cap)
+        b, a = segment_argmin(key, r, mask_ids(slot, valid, slots), slots)
         better = (b < best) | ((b == best) & (a < arg))
         return first + lanes, jnp.where(better, b, best), jnp.where(better, a, arg)
 
-    init = (jnp.int32(0), jnp.full(g.col_cap, INT_MAX, jnp.int32), jnp.full(g.col_cap, INT_MAX, jnp.int32))
+    init = (jnp.int32(0), jnp.full(slots, INT_MAX, jnp.int32), jnp.full(slots, INT_MAX, jnp.int32))
     # one window covers the usual step; only a step with more edges than lanes loops
     _, best, arg = lax.cond(offsets[-1] <= lanes, chunk,
                             lambda c: lax.while_loop(lambda c: c[0] < offsets[-1], chunk, c), init)
@@ -147,12 +149,14 @@ def _min_rows(g, s: PRState, lanes: int, inf):
 
 def _push(g, s: PRState, lanes: int, inf) -> PRState:
     v = s.active
-    live = (jnp.arange(g.col_cap) < s.n_slots) & _is_active(g, s, v)
+    live = (jnp.arange(v.shape[0]) < s.n_slots) & _is_active(g, s, v)
     best, u = _min_rows(g, s, lanes, inf)
     push = live & (best < inf)
     dead = live & (best >= inf)
-    winner = jnp.full(g.row_cap, INT_MAX, jnp.int32).at[mask_ids(u, push, g.row_cap)].min(v, mode="drop")
-    won = push & (take(winner, u, -1) == v)
+    target = mask_ids(u, push, g.row_cap)
+    claim = s.claim.at[target].min(v, mode="drop")
+    won = push & (take(claim, u, -1) == v)
+    claim = claim.at[target].set(INT_MAX, mode="drop")  # reset only what this step touched
     old = take(s.row_mate, u, -1)
     row_mate = s.row_mate.at[mask_ids(u, won, g.row_cap)].set(v, mode="drop")
     col_mate = s.col_mate.at[mask_ids(v, won, g.col_cap)].set(u, mode="drop")
@@ -161,23 +165,31 @@ def _push(g, s: PRState, lanes: int, inf) -> PRState:
     psi_r = s.psi_r.at[mask_ids(u, won, g.row_cap)].set(best + 2, mode="drop")
     nxt = jnp.where(won, jnp.where(old >= 0, old, g.col_cap), jnp.where(push, v, g.col_cap))
     return s._replace(row_mate=row_mate, col_mate=col_mate, psi_r=psi_r, psi_c=psi_c,
-                      active=nxt, it=s.it + 1, pushes=s.pushes + jnp.sum(won, dtype=jnp.int32))
+                      active=nxt, claim=claim, it=s.it + 1, pushes=s.pushes + jnp.sum(won, dtype=jnp.int32))
 
 
 def _any_active(g, s: PRState):
-    return jnp.any((jnp.arange(g.col_cap) < s.n_slots) & (s.active < g.col_cap))
+    return jnp.any((jnp.arange(s.active.shape[0]) < s.n_slots) & (s.active < g.col_cap))
 
 
-def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_LANES):
-    """Run G-PR from a matching; returns (row_mate, col_mate, status, stats dict)."""
+def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_LANES, slots=None):
+    """Run G-PR from a matching; returns (row_mate, col_mate, status, stats dict).
+
+    ``slots`` (static) is the length of the active-column list: at least the
+    number of free columns of the starting matching (the list never grows,
+    each slot holds at most one active column); default ``col_cap``. A step
+    costs O(slots + lanes), so a short list makes steps cheap.
+    """
+    slots = g.col_cap if slots is None else int(slots)
     inf = (g.n_rows + g.n_cols).astype(jnp.int32)
     lanes = int(min(lanes, g.edge_cap))
     cols = jnp.arange(g.col_cap, dtype=jnp.int32)
     free = (cols < g.n_cols) & (col_mate == -1)
     active, n = compact(free, cols, g.col_cap)
+    active = active[:slots]
     zero = jnp.int32(0)
     s = PRState(row_mate, col_mate, jnp.zeros(g.row_cap, jnp.int32), jnp.ones(g.col_cap, jnp.int32),
-                active, n, zero, zero, zero, zero, zero)
+                active, jnp.full(g.row_cap, INT_MAX, jnp.int32), n, zero, zero, zero, zero, zero)
 
     def body(s: PRState) -> PRState:
         s = lax.cond(s.it == s.next_gr, lambda s: _relabel_and_shrink(g, s, inf, k), lambda s: s, s)
