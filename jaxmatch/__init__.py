@@ -3,6 +3,7 @@
 Public names only; see README.md for the algorithms and their papers.
 """
 from jaxmatch import certify, io
+from jaxmatch.bipartite import MatchingResult, initial_matching, maximum_matching
 from jaxmatch.graph import (
     CSR,
     BipartiteGraph,
@@ -17,7 +18,7 @@ from jaxmatch.io import from_igraph, from_networkx, from_scipy, read, to_scipy
 __version__ = "0.1.0"
 
 __all__ = [
-    "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError",
-    "certify", "from_igraph", "from_networkx", "from_scipy", "io", "read",
-    "stack", "to_scipy", "unstack",
+    "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError", "MatchingResult",
+    "certify", "from_igraph", "from_networkx", "from_scipy", "initial_matching", "io",
+    "maximum_matching", "read", "stack", "to_scipy", "unstack",
 ]
