@@ -14,6 +14,15 @@ from jaxmatch.graph import (
     unstack,
 )
 from jaxmatch.io import from_igraph, from_networkx, from_scipy, read, to_scipy
+from jaxmatch.weighted import (
+    BMatchingResult,
+    WeightedMatchingResult,
+    b_suitor,
+    greedy_b_matching,
+    greedy_matching,
+    locally_dominant,
+    suitor,
+)
 
 __version__ = "0.1.0"
 
@@ -21,4 +30,6 @@ __all__ = [
     "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError", "MatchingResult",
     "certify", "from_igraph", "from_networkx", "from_scipy", "initial_matching", "io",
     "maximum_matching", "read", "stack", "to_scipy", "unstack",
+    "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
+    "locally_dominant", "suitor",
 ]

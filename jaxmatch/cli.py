@@ -2,6 +2,7 @@
 
     jaxmatch info FILE [--kind K]           sizes and degree statistics
     jaxmatch match FILE [--method pr] [--init karp_sipser] [--out MATES]
+    jaxmatch suitor FILE [--out MATES]      half-approximate weighted matching
 
 Files are read with :func:`jaxmatch.io.read` (Matrix Market, DIMACS, KONECT,
 SNAP edge lists, GML; ``.gz`` allowed).
@@ -60,21 +61,44 @@ def _cmd_info(a) -> int:
 
 def _cmd_match(a) -> int:
     from jaxmatch.bipartite import maximum_matching
-    import jax
 
     g = io.read(a.file, kind="bipartite")
     init = None if a.init == "none" else a.init
-    t0 = time.perf_counter()
-    res = jax.block_until_ready(maximum_matching(g, method=a.method, init=init))
-    t1 = time.perf_counter()
-    res = jax.block_until_ready(maximum_matching(g, method=a.method, init=init))
-    t2 = time.perf_counter()
+    res, warm, first = _timed(lambda: maximum_matching(g, method=a.method, init=init))
     print(f"cardinality {int(res.cardinality)} of {int(g.n_rows)} x {int(g.n_cols)} "
-          f"({res.status_name}); time {t2 - t1:.4f} s (first call with compilation {t1 - t0:.2f} s)")
-    print("stats: " + ", ".join(f"{k} {int(v)}" for k, v in sorted(res.stats.items())))
+          f"({res.status_name}); time {warm:.4f} s (first call with compilation {first:.2f} s)")
+    _print_stats(res)
     if a.out:
         np.savetxt(a.out, np.asarray(res.row_mate), fmt="%d",
                    header="row_mate: column of each row (0-based), -1 unmatched")
+        print(f"wrote {a.out}")
+    return 0
+
+
+def _timed(fn):
+    """(result, seconds of a warm call, seconds of the first call with compilation)."""
+    import jax
+    t0 = time.perf_counter()
+    jax.block_until_ready(fn())
+    t1 = time.perf_counter()
+    out = jax.block_until_ready(fn())
+    return out, time.perf_counter() - t1, t1 - t0
+
+
+def _print_stats(res) -> None:
+    print("stats: " + ", ".join(f"{k} {int(v)}" for k, v in sorted(res.stats.items())))
+
+
+def _cmd_suitor(a) -> int:
+    from jaxmatch.weighted import suitor
+
+    g = io.read(a.file, kind="graph")
+    res, warm, first = _timed(lambda: suitor(g))
+    print(f"weight {float(res.weight):.6g}, cardinality {int(res.cardinality)} on {int(g.n)} vertices "
+          f"({res.status_name}); time {warm:.4f} s (first call with compilation {first:.2f} s)")
+    _print_stats(res)
+    if a.out:
+        np.savetxt(a.out, np.asarray(res.mate), fmt="%d", header="mate of each vertex (0-based), -1 unmatched")
         print(f"wrote {a.out}")
     return 0
 
@@ -92,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--init", default="karp_sipser", choices=["karp_sipser", "cheap", "none"])
     q.add_argument("--out", help="write row_mate, one line per row")
     q.set_defaults(run=_cmd_match)
+    q = sub.add_parser("suitor", help="half-approximate weighted matching (Suitor = greedy matching)")
+    q.add_argument("file")
+    q.add_argument("--out", help="write the mate of each vertex, one line per vertex")
+    q.set_defaults(run=_cmd_suitor)
     return p
 
 

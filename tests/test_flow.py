@@ -238,8 +238,8 @@ def test_jit_and_vmap():
         ends.append((int(s[0]), int(t[0])))
         expected.append(scipy_value(tail, head, cap, n, s[:1], t[:1]))
     solve = jax.jit(lambda net, s, t: max_flow(net, s, t))
-    eager = max_flow(nets[0], *ends[0])
-    jitted = solve(nets[0], *ends[0])
+    eager = max_flow(nets[0], terminals(ends[0][0]), terminals(ends[0][1]))
+    jitted = solve(nets[0], jnp.int32(ends[0][0]), jnp.int32(ends[0][1]))
     assert int(jitted.flow_value) == int(eager.flow_value) == expected[0]
     assert jitted.flow.shape == (CAPS["arc_capacity"],) and jitted.source_side.shape == (CAPS["vertex_capacity"],)
     np.testing.assert_array_equal(jitted.flow[:int(nets[0].n_arcs)], eager.flow)

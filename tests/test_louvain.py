@@ -191,8 +191,7 @@ def test_modularity_self_loops_networkx_convention():
 
 def test_modularity_padded_labels_jit_vmap():
     rng = np.random.default_rng(2)
-    gs = [Graph.from_edges(*random_graph(rng, n_max=30), **SMALL) for _ in range(4)]
-    gs = [g if g.weighted else g.with_capacity(**SMALL) for g in gs]
+    gs = [Graph.from_edges(*random_graph(rng, n_max=30), **SMALL) for _ in range(4)]   # all weighted
     labels = np.zeros((4, 64), np.int32)
     for i, g in enumerate(gs):
         labels[i, :int(g.n)] = rng.integers(0, 5, int(g.n))
@@ -201,9 +200,8 @@ def test_modularity_padded_labels_jit_vmap():
     np.testing.assert_array_equal(eager, eager_short)
     jitted = jax.jit(lambda g, l: modularity(g, l))
     assert float(jitted(gs[0], jnp.asarray(labels[0]))) == eager[0]
-    if len({g.weighted for g in gs}) == 1:
-        batched = jax.vmap(lambda g, l: modularity(g, l))(jaxmatch.stack(gs), jnp.asarray(labels))
-        np.testing.assert_allclose(np.asarray(batched), eager, rtol=1e-6)
+    batched = jax.vmap(lambda g, l: modularity(g, l))(jaxmatch.stack(gs), jnp.asarray(labels))
+    np.testing.assert_allclose(np.asarray(batched), eager, rtol=1e-6)
 
 
 # --------------------------------------------------------------------------
@@ -251,6 +249,35 @@ def test_compute_move_is_the_best_single_move(seed):
             assert int(moved) == 1
         elif best < 1e-9:
             assert new[i] == comm[i] and int(moved) == 0
+
+
+@pytest.mark.parametrize("n_cap", [64, 50_000])
+def test_pair_groups_sort_paths_agree(n_cap, monkeypatch):
+    """The packed-key and two-key groupings, key-only and key-value sorts, give the same groups."""
+    rng = np.random.default_rng(n_cap)
+    a = np.sort(rng.integers(0, n_cap + 1, 2048)).astype(np.int32)
+    b = rng.integers(0, min(n_cap, 30) + 1, 2048).astype(np.int32)
+    outs = []
+    for method in ("key", "kv"):
+        monkeypatch.setattr(LV, "SORT_METHOD", method)
+        outs.append([np.asarray(x) for x in LV.pair_groups(jnp.asarray(a), jnp.asarray(b), n_cap)])
+    for x, y in zip(*outs):
+        np.testing.assert_array_equal(x, y)
+    grp, sa, sb, head = outs[0]
+    pairs = a.astype(np.int64) * (n_cap + 1) + b
+    np.testing.assert_array_equal(np.unique(pairs, return_inverse=True)[1],
+                                  np.unique(grp, return_inverse=True)[1])   # same pair <=> same group
+    np.testing.assert_array_equal(sa.astype(np.int64) * (n_cap + 1) + sb, np.sort(pairs))
+    assert head.sum() == np.unique(pairs).size
+
+
+def test_large_vertex_capacity_same_answer():
+    """Above 46,339 vertex slots the pairs no longer pack into an int32 key: same partition."""
+    g = jaxmatch.read(DATA + "karate.gml")
+    a = louvain(g.with_capacity(**SMALL))
+    b = louvain(g.with_capacity(vertex_capacity=1 << 16, entry_capacity=512))
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert math.isclose(float(a.modularity), float(b.modularity), rel_tol=1e-6)  # sums of other lengths
 
 
 # --------------------------------------------------------------------------

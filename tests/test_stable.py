@@ -1,5 +1,6 @@
 """Stable marriage: Gale-Shapley and McVitie-Wilson against a sequential queue-based reference."""
 from collections import deque
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -13,6 +14,7 @@ from jaxmatch.certify import CertificateError, check_stable, is_stable
 from jaxmatch.graph import GraphInputError
 from jaxmatch.stable import (Preferences, as_instance, read_preferences, stable_marriage,
                              stack_preferences)
+from jaxmatch.stable import gale_shapley as gs
 
 METHODS = ("mcvitie_wilson", "gale_shapley")
 CAPS = dict(n_capacity=16, entry_capacity=256)
@@ -224,6 +226,41 @@ def test_shared_men_with_individual_women():
     men_np = np.broadcast_to(order, (5, 6))
     res = stable_marriage(men_np, women)
     check_against_reference(np.array(men_np).tolist(), women, res)
+
+
+def test_shared_women_with_individual_men():
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        order = rng.permutation(7)[:6]
+        men = [[int(w) for w in rng.permutation(5) if rng.random() < 0.7] for _ in range(7)]
+        women_np = np.broadcast_to(order, (5, 6))
+        M, W = as_instance(men, women_np)
+        assert W.shared and not M.shared
+        res = stable_marriage(M.with_capacity(**CAPS), W)
+        check_against_reference(men, np.array(women_np).tolist(), res)
+
+
+def test_slot_compaction_to_smaller_widths(monkeypatch):
+    """With tiny widths the busy slots move to smaller prefixes (compaction steps)."""
+    monkeypatch.setattr(gs, "MIN_WIDTH", 4)
+    monkeypatch.setattr(gs, "WIDTH_SHRINK", 4)
+    assert gs.widths(64) == (64, 16, 4)
+    rng = np.random.default_rng(13)
+    solve = jax.jit(partial(gs.solve, method="mcvitie_wilson", max_iters=10_000, unroll=2))
+    cases = [random_instance(rng, int(rng.integers(20, 60)), int(rng.integers(20, 60)), p=0.3) for _ in range(6)]
+    cases.append((np.array(stable_hard(50)[0]).tolist(), np.array(stable_hard(50)[1]).tolist()))
+    for men, women in cases:
+        M, W = built(men, women, n_capacity=64, entry_capacity=4096)
+        wife, husband, status, considered, stats = solve(M, W)
+        ref_wife, ref_husband, proposals = gs_reference(men, women, len(women))
+        assert int(status) == 0 and int(stats["steps"]) > int(stats["rounds"])
+        assert np.asarray(wife)[:len(men)].tolist() == ref_wife
+        assert np.asarray(husband)[:len(women)].tolist() == ref_husband
+        assert int(np.asarray(considered).sum()) == proposals
+    M, W = (P.with_capacity(n_capacity=64, entry_capacity=64) for P in as_instance(*stable_hard(50, seed=2)))
+    wife, _, status, considered, stats = solve(M, W)
+    assert int(stats["steps"]) > int(stats["rounds"]) and int(np.asarray(considered).sum()) == 50 * 51 // 2
+    check_stable(*stable_hard(50, seed=2), np.asarray(wife)[:50])
 
 
 def test_max_iters_status():

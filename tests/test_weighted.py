@@ -445,3 +445,15 @@ def test_certificate_agrees_with_reference_on_perturbed_matchings():
             x = rng.choice(v)
             bad[x] = bad[mate[x]] = -1
             assert not certify.is_greedy_dominant(g, bad)
+
+
+def test_saturating_prefix_sum_of_the_pointer_scan():
+    import importlib
+    su = importlib.import_module("jaxmatch.weighted.suitor")
+    rng = np.random.default_rng(13)
+    for cap in (1, 5, 40, 1000):
+        w = rng.integers(0, 12, 50).astype(np.int32)
+        want = np.minimum(np.r_[0, np.cumsum(np.minimum(w, cap))[:-1]], cap)
+        np.testing.assert_array_equal(su._exclusive_sum(jnp.asarray(w), cap, saturate=True), want)
+        plain = np.asarray(su._exclusive_sum(jnp.asarray(w), cap, saturate=False))
+        np.testing.assert_array_equal(np.minimum(plain, cap), want)

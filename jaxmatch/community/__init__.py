@@ -90,8 +90,10 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     level moves vertices between communities by degree buckets (Algorithms 1
     and 2: all vertices of a bucket at once, e_{i->c} by sorting (vertex,
     community) keys and segment sums, the gain of Eq. (2), ties to the lowest
-    community id, the singleton rule), then contracts every community to a
-    vertex (Algorithm 3), until modularity stops improving. ``threshold`` is
+    community id, the singleton rule; plus two O(entries) filters that make
+    a bucket's simultaneous moves safe, see :mod:`jaxmatch.community.louvain`),
+    then contracts every community to a vertex (Algorithm 3), until
+    modularity stops improving. ``threshold`` is
     the modularity gain an iteration needs for another one (and a level for
     another level); ``threshold_large`` replaces it while the level's graph
     has more than ``large_graph`` vertices (the paper's t_bin and t_final).

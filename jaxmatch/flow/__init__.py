@@ -18,7 +18,7 @@ import numpy as np
 
 from jaxmatch._ops import STATUS_NAMES, mask_ids, take
 from jaxmatch.flow import push_relabel as _pr
-from jaxmatch.graph import CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError
+from jaxmatch.graph import CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, next_pow2
 
 __all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
 
@@ -139,6 +139,24 @@ def _check_overflow(net, source) -> None:
             "(jax.config.update('jax_enable_x64', True)) and rebuild the network")
 
 
+@jax.jit
+def _max_degree(net):
+    return jnp.max(net.res.indptr[1:] - net.res.indptr[:-1])
+
+
+def _window_width(net, lanes) -> int:
+    """Lanes of one push step: ``lanes`` widened to the longest residual row, a power of two.
+
+    Under tracing the longest row is unknown, so the window is the whole
+    residual arc array.
+    """
+    full = 2 * net.arc_cap
+    if _traced(net.res.indptr):
+        return full
+    longest = int(_max_degree(net))
+    return min(full, next_pow2(max(min(lanes, full), longest)))
+
+
 def _check_positive(value, name, kind=int):
     if value is None:
         return
@@ -176,7 +194,7 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes, push):
         _check_overflow(net, src)
     if max_iters is None:
         max_iters = 16 * net.vertex_cap + 4096
-    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=float(k), lanes=int(lanes),
+    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=float(k), width=_window_width(net, lanes),
                                search=reverse == "search", push=push)
 
 
@@ -196,7 +214,8 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     value). ``max_iters`` bounds each of the two phases (default
     ``16 * vertex_cap + 4096`` steps), ``k`` the global relabel period (a
     global relabel every ``k * L`` steps, L the depth of the previous BFS),
-    ``lanes`` the arcs one reduction scans at once, ``reverse`` how a push
+    ``lanes`` the arcs one step scans at once (widened to the longest residual
+    row; under jit/vmap the whole residual arc array), ``reverse`` how a push
     finds the reverse arc ("index": stored; "search": binary search, BCSR).
 
     Capacities are int32 (int64 under ``jax_enable_x64``); a network whose
@@ -221,9 +240,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     return FlowResult(value, flow, side, status, stats)
 
 
-@partial(jax.jit, static_argnames=("k", "lanes", "search", "push"))
-def _solve(net, source, sink, *, max_iters, k, lanes, search, push):
-    return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, lanes=lanes, search=search,
+@partial(jax.jit, static_argnames=("k", "width", "search", "push"))
+def _solve(net, source, sink, *, max_iters, k, width, search, push):
+    return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, width=width, search=search,
                                push=push)
 
 

@@ -99,7 +99,7 @@ from jax import lax
 
 from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, segment_argmin, take
 
-DEFAULT_K = 2.0
+DEFAULT_K = 1.0
 DEFAULT_LANES = 1 << 18
 REVERSE = ("index", "search")
 PUSHES = ("min", "all")
@@ -121,6 +121,7 @@ class PRState(NamedTuple):
 class BFSState(NamedTuple):
     dist: jax.Array
     level: jax.Array
+    done: jax.Array      # [vertex_cap] expanded already
     added: jax.Array
 
 
@@ -191,40 +192,62 @@ def reverse_position(net, pos, search: bool):
 # global relabel
 
 
-def residual_bfs(net, rc, roots, blocked, lanes: int, search: bool):
+def window(queue, count, indptr, width: int):
+    """The arcs of the longest prefix of the queue whose rows fit ``width`` lanes, spread over the lanes.
+
+    The rows of the queued vertices are laid end to end (:func:`jaxmatch._ops.expand`),
+    so every lane does equal work whatever the degrees are: the array form of
+    the paper's tiles. ``width`` is at least the largest row, so the first
+    queued vertex always fits. Returns (slot, entry, valid [width], n_fit):
+    lane p holds entry ``entry[p]`` of the row of queue slot ``slot[p]``, and
+    slots ``0 .. n_fit-1`` are complete.
+    """
+    vc = queue.shape[0]
+    ok = jnp.arange(vc) < count
+    start = take(indptr, queue, 0)
+    deg = jnp.where(ok, take(indptr, queue + 1, 0) - start, 0)
+    ends = jnp.cumsum(deg, dtype=jnp.int32)
+    n_fit = jnp.sum(ok & (ends <= width), dtype=jnp.int32)
+    total = take(ends, n_fit - 1, 0)
+    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.minimum(ends, total)])
+    slot, e, valid = expand(offsets, start, jnp.int32(0), width)
+    return slot, e, valid, n_fit
+
+
+def residual_bfs(net, rc, roots, blocked, width: int, search: bool):
     """Residual distance of every vertex to the set ``roots``; INT_MAX if it cannot reach it.
 
-    Backward level-synchronous BFS over residual arcs (rc > 0, not
-    self-loops): the frontier (vertices at the current level, compacted) scans
-    its rows; an entry y -> x whose reverse arc x -> y is residual gives an
-    unlabelled x the next level. ``blocked`` vertices are never labelled or
-    passed through. O(V) per level for the compaction plus the frontier's
-    arcs, spread over lanes like the push step. Returns (dist [vertex_cap],
-    number of levels).
+    Backward level-synchronous BFS over residual arcs (rc > 0; self-loops
+    never matter): the frontier (vertices at the current level not yet
+    expanded, compacted) scans its rows in one window of ``width`` lanes; an
+    entry y -> x whose reverse arc x -> y is residual gives an unlabelled x
+    the next level. A frontier whose arcs do not fit one window takes more
+    loop steps at the same level. ``blocked`` vertices are never labelled or
+    passed through. O(V) per loop step for the compaction plus the window.
+    Returns (dist [vertex_cap], number of levels).
     """
     vc = net.vertex_cap
     ids = jnp.arange(vc, dtype=jnp.int32)
     dist = jnp.where(roots, 0, jnp.where(blocked, -1, INT_MAX)).astype(jnp.int32)
 
     def step(s: BFSState) -> BFSState:
-        frontier, count = compact(s.dist == s.level, ids, vc)
+        frontier, count = compact((s.dist == s.level) & ~s.done, ids, vc)
+        slot, e, valid, n_fit = window(frontier, count, net.res.indptr, width)
+        x = take(net.res.indices, e, vc)
+        back = take(rc, reverse_position(net, mask_ids(e, valid, 2 * net.arc_cap), search), 0)
+        hit = valid & (back > 0) & (take(s.dist, x, -1) == INT_MAX)
+        dist = s.dist.at[mask_ids(x, hit, vc)].set(s.level + 1, mode="drop")
+        done = s.done.at[mask_ids(frontier, ids < n_fit, vc)].set(True, mode="drop")
+        return BFSState(dist, jnp.where(n_fit == count, s.level + 1, s.level), done, count > 0)
 
-        def chunk(dist, slot, e, valid, offsets):
-            x = take(net.res.indices, e, vc)
-            back = take(rc, reverse_position(net, mask_ids(e, valid, 2 * net.arc_cap), search), 0)
-            hit = valid & (back > 0) & (take(dist, x, -1) == INT_MAX)
-            return dist.at[mask_ids(x, hit, vc)].set(s.level + 1, mode="drop")
-
-        dist = _scan_rows(frontier, count, net.res.indptr, lanes, chunk, s.dist)
-        return BFSState(dist, s.level + 1, count > 0)
-
-    s = lax.while_loop(lambda s: s.added & (s.level < vc), step, BFSState(dist, jnp.int32(0), jnp.bool_(True)))
+    init = BFSState(dist, jnp.int32(0), jnp.zeros(vc, bool), jnp.bool_(True))
+    s = lax.while_loop(lambda s: s.added & (s.level < vc), step, init)
     return jnp.where(s.dist < 0, INT_MAX, s.dist), s.level - 1
 
 
-def global_relabel(net, s: PRState, targets, fixed, n, k: float, lanes: int, search: bool) -> PRState:
+def global_relabel(net, s: PRState, targets, fixed, n, k: float, width: int, search: bool) -> PRState:
     """Exact heights: BFS distance to the targets, n where there is none, n at fixed vertices."""
-    dist, levels = residual_bfs(net, s.rc, targets, fixed, lanes, search)
+    dist, levels = residual_bfs(net, s.rc, targets, fixed, width, search)
     height = jnp.where(fixed | (dist >= n), n, dist).astype(jnp.int32)
     gap = jnp.maximum(1, jnp.ceil(k * levels).astype(jnp.int32))
     return s._replace(height=height, next_gr=s.it + gap, n_gr=s.n_gr + 1, levels=s.levels + levels)
@@ -232,51 +255,6 @@ def global_relabel(net, s: PRState, targets, fixed, n, k: float, lanes: int, sea
 
 # --------------------------------------------------------------------------
 # push-relabel step
-
-
-def _scan_rows(queue, n_queued, indptr, lanes: int, chunk, init):
-    """Run ``chunk(carry, slot, entry, valid, first)`` over the arcs of the queued vertices.
-
-    The rows of the first ``n_queued`` queue slots are laid end to end and
-    cut into pieces of equal size (:func:`jaxmatch._ops.expand`), whatever
-    the degrees are. Two piece sizes: when all the arcs fit ``small`` lanes
-    one small piece does, else pieces of ``lanes`` (so that a step with few
-    active arcs does not pay for a full-width pass).
-    """
-    vc = queue.shape[0]
-    ok = jnp.arange(vc) < n_queued
-    start = take(indptr, queue, 0)
-    deg = jnp.where(ok, take(indptr, queue + 1, 0) - start, 0)
-    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(deg, dtype=jnp.int32)])
-    small = min(lanes, max(lanes // 64, 1024))
-
-    def pieces(width):
-        def body(c):
-            first, carry = c
-            slot, e, valid = expand(offsets, start, first, width)
-            return first + width, chunk(carry, slot, e, valid, offsets)
-        return lambda carry: lax.while_loop(lambda c: c[0] < offsets[-1], body, (jnp.int32(0), carry))[1]
-
-    if small == lanes:
-        return pieces(lanes)(init)
-    return lax.cond(offsets[-1] <= small, pieces(small), pieces(lanes), init)
-
-
-def _min_neighbour(net, s: PRState, queue, n_queued, lanes: int):
-    """Per queue slot: the minimum height of a residual neighbour and the arc position reaching it."""
-    vc = net.vertex_cap
-
-    def chunk(carry, slot, e, valid, offsets):
-        best, arg = carry
-        w = take(net.res.indices, e, vc)
-        usable = valid & (take(s.rc, e, 0) > 0) & (w != take(queue, slot, vc))
-        key = jnp.where(usable, take(s.height, w, INT_MAX), INT_MAX)
-        b, a = segment_argmin(key, e, mask_ids(slot, usable, vc), vc)
-        better = (b < best) | ((b == best) & (a < arg))
-        return jnp.where(better, b, best), jnp.where(better, a, arg)
-
-    init = (jnp.full(vc, INT_MAX, jnp.int32), jnp.full(vc, INT_MAX, jnp.int32))
-    return _scan_rows(queue, n_queued, net.res.indptr, lanes, chunk, init)
 
 
 def is_active(net, s: PRState, terminal, n):
@@ -291,13 +269,22 @@ def _relabel(s: PRState, queue, relabel, best, received, n):
     return s.height.at[mask_ids(queue, relabel, queue.shape[0])].set(new_h, mode="drop")
 
 
-def push_relabel_step(net, s: PRState, terminal, n, lanes: int, search: bool) -> PRState:
-    """One bulk-synchronous push-or-relabel of every active vertex (the paper's step, see the module docstring)."""
+def push_relabel_step(net, s: PRState, terminal, n, width: int, search: bool) -> PRState:
+    """One bulk-synchronous push-or-relabel of the active vertices (the paper's step, see the module docstring).
+
+    The active vertices whose arcs fit the window act (all of them unless
+    their arcs outnumber the lanes; the rest act in the next step, which the
+    generic algorithm allows).
+    """
     vc, size = net.vertex_cap, 2 * net.arc_cap
     ids = jnp.arange(vc, dtype=jnp.int32)
     queue, n_queued = compact(is_active(net, s, terminal, n), ids, vc)
-    best, arc = _min_neighbour(net, s, queue, n_queued, lanes)
-    queued = ids < n_queued
+    slot, e, valid, n_fit = window(queue, n_queued, net.res.indptr, width)
+    w = take(net.res.indices, e, vc)
+    usable = valid & (take(s.rc, e, 0) > 0) & (w != take(queue, slot, vc))
+    key = jnp.where(usable, take(s.height, w, INT_MAX), INT_MAX)
+    best, arc = segment_argmin(key, e, mask_ids(slot, usable, vc), vc)
+    queued = ids < n_fit
     push = queued & (best < take(s.height, queue, INT_MAX))
     relabel = queued & ~push
     d = jnp.where(push, jnp.minimum(take(s.excess, queue, 0), take(s.rc, arc, 0)), 0).astype(s.rc.dtype)
@@ -332,7 +319,7 @@ def _saturating_exclusive_scan(x, first, bound):
     return out
 
 
-def discharge_step(net, s: PRState, terminal, n, lanes: int, search: bool) -> PRState:
+def discharge_step(net, s: PRState, terminal, n, width: int, search: bool) -> PRState:
     """Multi-push step: every active vertex pushes on all its admissible arcs at once.
 
     Vertex u sends its excess down its admissible arcs (rc > 0, lower head)
@@ -341,65 +328,60 @@ def discharge_step(net, s: PRState, terminal, n, lanes: int, search: bool) -> PR
     arc is saturated and u relabels to 1 + the minimum height over its other
     residual arcs (with the same h + 2 cap as the paper's step). The same
     "pushes first, then relabels" linearisation keeps the labels valid.
-    Fewer steps than one push per vertex per step on graphs whose excess
-    fans out.
     """
     vc, size = net.vertex_cap, 2 * net.arc_cap
     ids = jnp.arange(vc, dtype=jnp.int32)
     queue, n_queued = compact(is_active(net, s, terminal, n), ids, vc)
-    h_q = take(s.height, queue, INT_MAX)
-    e_q = take(s.excess, queue, 0)
-
-    def chunk(carry, slot, e, valid, offsets):
-        rc, excess, sent, other, pushes, received = carry
-        u = take(queue, slot, vc)
-        w = take(net.res.indices, e, vc)
-        r = take(s.rc, e, 0)
-        usable = valid & (r > 0) & (w != u)
-        hw = take(s.height, w, INT_MAX)
-        adm = usable & (hw < take(h_q, slot, 0))
-        left = take(e_q, slot, 0) - take(sent, slot, 0)
-        x = jnp.where(adm, jnp.minimum(r, left), 0)
-        first = (jnp.arange(e.shape[0]) == 0) | (e == take(net.res.indptr, u, -1))
-        before = _saturating_exclusive_scan(x, first, jnp.maximum(left, 0))
-        amt = jnp.clip(left - before, 0, x)
-        pos = mask_ids(e, amt > 0, size)
-        rc = rc.at[pos].add(-amt, mode="drop")
-        rc = rc.at[reverse_position(net, pos, search)].add(amt, mode="drop")
-        w_pushed = mask_ids(w, amt > 0, vc)
-        excess = excess.at[w_pushed].add(amt, mode="drop")
-        received = received.at[w_pushed].set(True, mode="drop")
-        sent = sent + jax.ops.segment_sum(amt, mask_ids(slot, valid, vc), vc)
-        o = jax.ops.segment_min(jnp.where(usable & ~adm, hw, INT_MAX), mask_ids(slot, valid, vc), vc)
-        return rc, excess, sent, jnp.minimum(other, o), pushes + jnp.sum(amt > 0, dtype=jnp.int32), received
-
-    init = (s.rc, s.excess, jnp.zeros(vc, s.excess.dtype), jnp.full(vc, INT_MAX, jnp.int32), s.pushes,
-            jnp.zeros(vc, bool))
-    rc, excess, sent, other, pushes, received = _scan_rows(queue, n_queued, net.res.indptr, lanes, chunk, init)
+    slot, e, valid, n_fit = window(queue, n_queued, net.res.indptr, width)
+    u = take(queue, slot, vc)
+    w = take(net.res.indices, e, vc)
+    r = take(s.rc, e, 0)
+    usable = valid & (r > 0) & (w != u)
+    hw = take(s.height, w, INT_MAX)
+    adm = usable & (hw < take(s.height, u, 0))
+    left = take(s.excess, u, 0)
+    x = jnp.where(adm, jnp.minimum(r, left), 0)
+    first = (jnp.arange(width) == 0) | (e == take(net.res.indptr, u, -1))
+    before = _saturating_exclusive_scan(x, first, jnp.maximum(left, 0))
+    amt = jnp.clip(left - before, 0, x)
+    pos = mask_ids(e, amt > 0, size)
+    rc = s.rc.at[pos].add(-amt, mode="drop")
+    rc = rc.at[reverse_position(net, pos, search)].add(amt, mode="drop")
+    w_pushed = mask_ids(w, amt > 0, vc)
+    excess = s.excess.at[w_pushed].add(amt, mode="drop")
+    received = jnp.zeros(vc, bool).at[w_pushed].set(True, mode="drop")
+    seg = mask_ids(slot, valid, vc)
+    sent = jax.ops.segment_sum(amt, seg, vc)
+    other = jax.ops.segment_min(jnp.where(usable & ~adm, hw, INT_MAX), seg, vc)
     excess = excess.at[queue].add(-sent, mode="drop")
-    relabel = (ids < n_queued) & (sent < e_q)
+    relabel = (ids < n_fit) & (sent < take(s.excess, queue, 0))
     height = _relabel(s, queue, relabel, other, received, n)
-    return s._replace(rc=rc, excess=excess, height=height, it=s.it + 1, pushes=pushes,
+    return s._replace(rc=rc, excess=excess, height=height, it=s.it + 1,
+                      pushes=s.pushes + jnp.sum(amt > 0, dtype=jnp.int32),
                       relabels=s.relabels + jnp.sum(relabel, dtype=jnp.int32))
 
 
-def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, lanes, search, push):
-    """Push-relabel until no vertex is active (or max_iters steps); returns the final state."""
+def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, width, search, push):
+    """Push-relabel until no vertex is active (or max_iters steps); returns the final state.
+
+    Outer loop: a global relabel, then push-relabel steps until the next one
+    is due (no branch inside the step loop).
+    """
     terminal = targets | fixed
     zero = jnp.int32(0)
     height = jnp.where(fixed, n, 0).astype(jnp.int32)
     s = PRState(rc, excess, height, zero, zero, zero, zero, zero, zero)
-
-    def body(s: PRState) -> PRState:
-        s = lax.cond(s.it >= s.next_gr, lambda s: global_relabel(net, s, targets, fixed, n, k, lanes, search),
-                     lambda s: s, s)
-        step = push_relabel_step if push == "min" else discharge_step
-        return step(net, s, terminal, n, lanes, search)
+    step = push_relabel_step if push == "min" else discharge_step
 
     def going(s: PRState):
         return jnp.any(is_active(net, s, terminal, n)) & (s.it < max_iters)
 
-    return lax.while_loop(going, body, s)
+    def phase(s: PRState) -> PRState:
+        s = global_relabel(net, s, targets, fixed, n, k, width, search)
+        return lax.while_loop(lambda s: (s.it < s.next_gr) & going(s),
+                              lambda s: step(net, s, terminal, n, width, search), s)
+
+    return lax.while_loop(going, phase, s)
 
 
 def _mask_of(ids, size):
@@ -407,7 +389,7 @@ def _mask_of(ids, size):
     return jnp.zeros(size, bool).at[mask_ids(ids, (ids >= 0) & (ids < size), size)].set(True, mode="drop")
 
 
-def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_LANES, search=False,
+def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False,
                     push=DEFAULT_PUSH):
     """Both phases on the device.
 
@@ -416,7 +398,7 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_
     [vertex_cap], status, stats dict).
     """
     vc = net.vertex_cap
-    lanes = int(max(1, min(lanes, 2 * net.arc_cap)))
+    width = 2 * net.arc_cap if width is None else int(width)
     n = net.n.astype(jnp.int32)
     real = jnp.arange(vc) < n
     is_source = _mask_of(source, vc) & real
@@ -425,15 +407,15 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_
     # phase 1: maximum preflow towards the sinks
     f0 = initial_preflow(net, is_source)
     p1 = run_phase(net, residual_from_flow(net, f0), excess_of_flow(net, f0), is_sink, is_source, n,
-                   max_iters=max_iters, k=k, lanes=lanes, search=search, push=push)
+                   max_iters=max_iters, k=k, width=width, search=search, push=push)
     active_left = jnp.any(is_active(net, p1, is_sink | is_source, n))
-    dist, cut_levels = residual_bfs(net, p1.rc, is_sink, is_source, lanes, search)
+    dist, cut_levels = residual_bfs(net, p1.rc, is_sink, is_source, width, search)
     source_side = real & (dist == INT_MAX) & ~is_sink
     value = jnp.sum(jnp.where(is_sink, p1.excess, 0))
 
     # phase 2: return the stranded excess to the sources
     p2 = run_phase(net, p1.rc, jnp.where(is_source | is_sink, 0, p1.excess), is_source, is_sink, n,
-                   max_iters=max_iters, k=k, lanes=lanes, search=search, push=push)
+                   max_iters=max_iters, k=k, width=width, search=search, push=push)
     excess_left = jnp.any(real & ~is_source & ~is_sink & (p2.excess != 0))
     status = jnp.where(active_left | excess_left, MAX_ITERS, CONVERGED).astype(jnp.int32)
     stats = dict(iterations=p1.it, return_iterations=p2.it, pushes=p1.pushes + p2.pushes,

@@ -140,11 +140,13 @@ class Preferences:
     # ---- constructors (host side, validated)
 
     @classmethod
-    def _build(cls, indptr, ids, n_other, *, n_capacity=None, entry_capacity=None, name="preferences"):
+    def _build(cls, indptr, ids, n_other, *, n_capacity=None, entry_capacity=None, name="preferences",
+               checked=False):
         n = _fits(indptr.size - 1, f"{name}: number of people")
         n_other = _fits(n_other, f"{name}: n_other")
         e = _fits(ids.size, f"{name}: total list length")
-        _check_rows(indptr, ids, n_other, name)
+        if not checked:
+            _check_rows(indptr, ids, n_other, name)
         nc = _cap(n, n_capacity, "n_capacity")
         ec = _cap(e, entry_capacity, "entry_capacity")
         start = np.full(nc, e, np.int64)
@@ -201,8 +203,17 @@ class Preferences:
         ids = a[~pad]
         if n_other is None:
             n_other = int(ids.max()) + 1 if ids.size else 0
-        return cls._build(indptr, ids, _count(n_other, "n_other"), n_capacity=n_capacity,
-                          entry_capacity=entry_capacity, name=name)
+        n_other = _count(n_other, "n_other")
+        if ids.size and ids.max() >= n_other:
+            _check_rows(indptr, ids, n_other, name)   # raises, naming the row
+        if a.shape[1] > 1:  # repeats: sort each row (cheaper than one sort of all entries)
+            srt = np.sort(a, axis=1)
+            rep = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)
+            if rep.any():
+                r, c = np.argwhere(rep)[0]
+                raise GraphInputError(f"{name}: person {r} lists id {srt[r, c]} twice")
+        return cls._build(indptr, ids, n_other, n_capacity=n_capacity, entry_capacity=entry_capacity,
+                          name=name, checked=True)
 
     @classmethod
     def from_lists(cls, lists, n_other=None, **kw):
@@ -399,8 +410,9 @@ class StableMarriageResult(NamedTuple):
     ``max_iters`` stopped it (then it is a matching of mutually ranked pairs,
     not necessarily stable). ``stats``: ``proposals`` (women considered,
     summed over the men: the paper's count, including proposals skipped as
-    sure to fail; an exact Python int eagerly), ``rounds`` (loop steps) and
-    ``waves`` (proposal waves). Eagerly the arrays have the true sizes;
+    sure to fail; an exact Python int eagerly), ``rounds`` (loop steps that
+    proposed), ``waves`` (proposal waves) and ``steps`` (all loop steps:
+    rounds and slot compactions). Eagerly the arrays have the true sizes;
     under ``jit``/``vmap`` they keep the capacities, with -1 in padding.
     """
 
@@ -461,7 +473,7 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     steps = 1 if method == "gale_shapley" else unroll
     if max_iters is None:
         total = men.n_cap * men.e_cap if men.shared else men.e_cap
-        max_iters = min(-(-(total + 1) // steps) + 2, INT32_MAX - 1)
+        max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap)), INT32_MAX - 1)
     wife, husband, status, pos, stats = _solve(men, women, method=method, max_iters=int(max_iters),
                                                unroll=int(unroll), window=int(window))
     if isinstance(men.n, jax.core.Tracer) or isinstance(wife, jax.core.Tracer):

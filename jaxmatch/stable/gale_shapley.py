@@ -10,14 +10,16 @@ skipped; McVitie-Wilson as the same algorithm with a stack) and Section 4
 Data. ``hold[w]`` is the woman's rank of her current suitor (``suitor(r_j)``
 of Algorithm 1, stored as a rank; ``INT_MAX`` for none), so the suitor
 himself is ``women.entries[women.start[w] + hold[w]]`` and no separate array
-is needed. ``pos[m]`` counts the entries of m's list he has considered
-(``nextCandidate`` of the paper). The women's ranks are turned into a lookup
-once (:func:`pair_ranks`): ``wrank[e]`` is, for entry e of a man's list, the
+is needed. The women's ranks are turned into lookups once
+(:func:`rank_tables`): ``wrank[e]`` is, for entry e of a man's list, the
 woman's rank of that man, stored beside his ranking of her as the paper
 recommends for SMI, or ``INT_MAX`` when she does not list him (such a
-proposal is always rejected, so only mutually ranked pairs match). When all
-women share one list (the "hard" set) the lookup is that list's inverse,
-indexed by the man.
+proposal is always rejected, so only mutually ranked pairs match);
+``wentry[f]`` is the way back, from the woman's entry to the man's, so a
+displaced suitor finds where to resume in his list without a per-man
+pointer array. When all women share one list (the "hard" set) the rank is
+that list's inverse, indexed by the man, and when the men share one list too,
+a man resumes after the woman's place in it.
 
 The array form. Men work in *slots*, the array version of the CUDA code's one
 thread per man. A *wave* runs all busy slots at once:
@@ -27,7 +29,9 @@ thread per man. A *wave* runs all busy slots at once:
    fail and are skipped (counted as considered, as in Algorithm 1, line 5);
 2. each woman keeps the best proposal: a scatter-min of the ranks into
    ``hold`` (the segment minimum over the proposals to w, fused with her
-   current suitor's rank, which replaces the CAS);
+   current suitor's rank; it replaces the CAS). Within blocks of ``block``
+   slots only the best proposal to each woman is sent, so many men courting
+   one woman (the hard set) do not queue on one memory address;
 3. a winner leaves his slot, and the suitor he displaced (if any) takes the
    slot over at once; a rejected man stays and goes on with his next
    candidate; a man whose list is exhausted leaves (he stays single).
@@ -35,38 +39,39 @@ thread per man. A *wave* runs all busy slots at once:
 A man is in at most one slot or held by at most one woman, so every wave is a
 valid state of the sequential algorithm run in some order, and both methods
 return the man-optimal stable matching, the unique result of every order of
-Gale-Shapley proposals (Gale and Shapley; McVitie and Wilson).
+Gale-Shapley proposals (Gale and Shapley; McVitie and Wilson). Every wave
+considers at least one new entry, so there are at most E waves.
 
 The two methods differ in where a loop step ends, which is the array
 counterpart of queue versus stack:
 
-* ``gale_shapley``: one step is one *round*: every free man proposes once;
-  then the rejected and displaced men are compacted into the queue of the
-  next round (a prefix sum), and the loop syncs.
-* ``mcvitie_wilson``: one step runs ``unroll`` waves back to back: a displaced
-  or rejected man proposes again at once, in the same step, in the slot that
-  was working on the chain (the stack of the paper: the thread goes on with
-  the man it just displaced). Slots are compacted once per step only.
+* ``gale_shapley``: one loop step is one *round*: every free man (the queue:
+  the busy slots) proposes once, the rejected and displaced men form the
+  queue of the next round, and the loop syncs.
+* ``mcvitie_wilson``: one loop step runs ``unroll`` waves back to back: a
+  displaced or rejected man proposes again at once, in the same step, in the
+  slot that was working on the chain (the paper's stack: the thread goes on
+  with the man it just displaced).
 
 A wave and a round propose the same men, so both need the same number of
-waves; McVitie-Wilson needs ``unroll`` times fewer loop steps, host syncs and
-compactions. On the hard set (identical rankings) every wave is won by one man
-only, so n waves are inherent to any one-proposal-per-man-per-wave scheme;
-the skip makes each wave a single proposal per free man, and the unrolled
-steps bring the loop to about n / ``unroll`` steps.
+waves; McVitie-Wilson needs ``unroll`` times fewer loop steps and host syncs.
+On the hard set (identical rankings) each wave is won by one man only, so n
+waves are inherent to any scheme with one proposal per man per wave; the
+skip makes each of them one proposal per free man, and the unrolled steps
+bring the loop to about n / ``unroll`` steps.
 
-Work stays proportional to the busy slots: after each compaction the busy
-slots form a prefix, and the step runs on a prefix of static width, the
-smallest of ``cap, cap/4, cap/16, ...`` (not below :data:`MIN_WIDTH`) that
-holds them, picked by ``lax.switch``. Each wave costs O(busy * window);
-the whole solve O(total considered entries * window + waves), plus the rank
-lookup: one stable sort of the women's entries and a binary search per
-men's entry, O(E log L).
+Work stays proportional to the busy slots: they always lie in a prefix of
+static width, one of ``cap, cap/8, cap/64, ...`` (not below
+:data:`MIN_WIDTH`); when the busy count fits a smaller width, one loop step
+compacts the slots (a prefix sum) instead of proposing, and later steps run
+on the smaller prefix (``lax.switch`` over the static widths). Each wave
+costs O(width * window); the rank lookup one stable sort of the women's
+entries and a binary search per men's entry, O(E log L).
 """
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -75,25 +80,37 @@ from jax import lax
 from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, take
 
 METHODS = ("mcvitie_wilson", "gale_shapley")
-DEFAULT_UNROLL = 8
-DEFAULT_WINDOW = 2
-DEFAULT_BLOCK = 0
-MIN_WIDTH = 2048
-WIDTH_SHRINK = 4
+DEFAULT_UNROLL = 16
+DEFAULT_WINDOW = 4
+DEFAULT_BLOCK = 32
+MIN_WIDTH = 4096
+WIDTH_SHRINK = 8
+SEARCH_UNROLL = 8
+
+
+class Tables(NamedTuple):
+    """Rank lookups built once per solve (None where the case does not need one)."""
+
+    wrank: Optional[jax.Array]    # [men e_cap] woman's rank of the man, per men's entry
+    wentry: Optional[jax.Array]   # [women e_cap] men's entry of each women's entry, -1 if unmatched
+    inv_w: Optional[jax.Array]    # [m_cap] rank of each man in the women's shared list
+    inv_m: Optional[jax.Array]    # [w_cap] place of each woman in the men's shared list
 
 
 class SMState(NamedTuple):
     slot_man: jax.Array    # [m_cap] man worked on by each slot, m_cap = idle
     slot_pos: jax.Array    # [m_cap] next list position of the slot's man
-    n_busy: jax.Array      # busy slots (they form a prefix after each compaction)
-    pos: jax.Array         # [m_cap] entries considered, saved when a man leaves his slot
+    n_busy: jax.Array      # number of busy slots
+    cur: jax.Array         # index of the width whose prefix holds every busy slot
+    pos: jax.Array         # [m_cap] saved positions (only when no table gives them)
     hold: jax.Array        # [w_cap] rank of each woman's suitor, INT_MAX for none
-    it: jax.Array          # loop steps
-    waves: jax.Array       # waves run (rounds of proposals)
+    it: jax.Array          # loop steps (proposal rounds and compactions)
+    rounds: jax.Array      # loop steps that proposed
+    waves: jax.Array       # proposal waves
 
 
 def widths(cap: int) -> tuple[int, ...]:
-    """Static slot widths, largest first: cap, cap/4, ... down to MIN_WIDTH."""
+    """Static slot widths, largest first: cap, cap/8, ... down to MIN_WIDTH."""
     out = [cap]
     while out[-1] // WIDTH_SHRINK >= MIN_WIDTH:
         out.append(out[-1] // WIDTH_SHRINK)
@@ -105,20 +122,21 @@ def widths(cap: int) -> tuple[int, ...]:
 
 
 def pair_ranks(men, women):
-    """``wrank[e]``: woman ``men.entries[e]``'s rank of the man owning entry e.
+    """``(wrank, wentry)`` for individual lists on both sides.
 
-    ``INT_MAX`` where she does not list him (and in padding). The women's
-    entries are stably sorted by man (so each man's run is ordered by woman),
-    then every men's entry finds its woman in its man's run by binary search:
-    one radix sort and O(E log L) gathers, no n x n table.
+    ``wrank[e]``: woman ``men.entries[e]``'s rank of the man owning entry e,
+    ``INT_MAX`` where she does not list him (and in padding). ``wentry[f]``:
+    the men's entry of women's entry f, -1 where he does not list her. The
+    women's entries are stably sorted by man (each man's run is then ordered
+    by woman), and every men's entry finds its woman in its man's run by a
+    binary search (``SEARCH_UNROLL`` halvings fused per loop step): one radix
+    sort and O(E log L) gathers, no n x n table.
     """
     m_cap, e_cap = men.n_cap, men.e_cap
     f_valid = jnp.arange(women.e_cap) < women.n_entries
     key = jnp.where(f_valid, women.entries, INT_MAX)
     perm = jnp.argsort(key, stable=True).astype(jnp.int32)
-    s_woman = take(women.src, perm, INT_MAX)
-    s_woman = jnp.where(take(f_valid, perm, False), s_woman, INT_MAX)
-    s_rank = perm - take(women.start, s_woman, 0)
+    s_woman = jnp.where(take(f_valid, perm, False), take(women.src, perm, INT_MAX), INT_MAX)
     count = jax.ops.segment_sum(f_valid.astype(jnp.int32), jnp.where(f_valid, women.entries, m_cap), m_cap)
     run_start = jnp.cumsum(count, dtype=jnp.int32) - count
 
@@ -130,28 +148,62 @@ def pair_ranks(men, women):
 
     def step(c):
         lo, hi = c
-        mid = (lo + hi) // 2
-        right = take(s_woman, mid, INT_MAX) < w
-        go = lo < hi
-        return jnp.where(go & right, mid + 1, lo), jnp.where(go & ~right, mid, hi)
+        for _ in range(SEARCH_UNROLL):
+            mid = (lo + hi) // 2
+            right = take(s_woman, mid, INT_MAX) < w
+            go = lo < hi
+            lo, hi = jnp.where(go & right, mid + 1, lo), jnp.where(go & ~right, mid, hi)
+        return lo, hi
 
     lo, _ = lax.while_loop(lambda c: jnp.any(c[0] < c[1]), step, (lo, end))
     found = e_valid & (lo < end) & (take(s_woman, lo, INT_MAX) == w)
-    return jnp.where(found, take(s_rank, lo, INT_MAX), INT_MAX)
+    f = take(perm, lo, women.e_cap)
+    wrank = jnp.where(found, f - take(women.start, take(women.src, f, 0), 0), INT_MAX)
+    wentry = jnp.full(women.e_cap, -1, jnp.int32).at[jnp.where(found, f, women.e_cap)].set(
+        jnp.arange(e_cap, dtype=jnp.int32), mode="drop", unique_indices=True)
+    return wrank, wentry
 
 
-def master_ranks(women, m_cap: int):
-    """Inverse of the women's shared list: ``inv[m]`` = rank of man m, INT_MAX if unlisted."""
-    k = jnp.arange(women.e_cap, dtype=jnp.int32)
-    ids = jnp.where(k < women.n_entries, women.entries, m_cap)
-    return jnp.full(m_cap, INT_MAX, jnp.int32).at[ids].set(k, mode="drop")
+def master_inverse(p, other_cap: int):
+    """Inverse of a shared list: ``inv[x]`` = place of x in it, INT_MAX if unlisted."""
+    k = jnp.arange(p.e_cap, dtype=jnp.int32)
+    ids = jnp.where(k < p.n_entries, p.entries, other_cap)
+    return jnp.full(other_cap, INT_MAX, jnp.int32).at[ids].set(k, mode="drop")
+
+
+def rank_tables(men, women) -> Tables:
+    """The lookups :func:`solve` needs for these two sides (see :class:`Tables`)."""
+    if women.shared:
+        inv_m = master_inverse(men, women.n_cap) if men.shared else None
+        return Tables(None, None, master_inverse(women, men.n_cap), inv_m)
+    if men.shared:
+        raise ValueError("a shared men's list needs a shared women's list (unshare it on the host)")
+    wrank, wentry = pair_ranks(men, women)
+    return Tables(wrank, wentry, None, None)
+
+
+def _rank_of(t: Tables, e, m):
+    return take(t.wrank, e, INT_MAX) if t.inv_w is None else take(t.inv_w, m, INT_MAX)
+
+
+def _suitor(t: Tables, men, women, w, h):
+    """The suitor held by woman w at rank h and where he resumes (None: use saved positions)."""
+    f = take(women.start, w, 0) + h
+    valid = (w < women.n_cap) & (h < INT_MAX)
+    d = jnp.where(valid, take(women.entries, f, men.n_cap), men.n_cap)
+    if t.wentry is not None:
+        e = take(t.wentry, f, 0)
+        return d, e - take(men.start, d, 0) + 1
+    if t.inv_m is not None:
+        return d, take(t.inv_m, w, 0) + 1
+    return d, None
 
 
 # --------------------------------------------------------------------------
-# one wave
+# one wave, one loop step
 
 
-def _wave(men, women, rank_of, window: int, block: int, sm, sp, hold, pos):
+def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos):
     """All busy slots propose once (after skipping sure-to-fail candidates)."""
     m_cap, w_cap = men.n_cap, women.n_cap
     busy = sm < m_cap
@@ -161,18 +213,17 @@ def _wave(men, women, rank_of, window: int, block: int, sm, sp, hold, pos):
     inside = busy[:, None] & (q < length[:, None])
     e = start[:, None] + q
     w = jnp.where(inside, take(men.entries, e, w_cap), w_cap)
-    r = jnp.where(inside, rank_of(e, sm[:, None]), INT_MAX)
+    r = jnp.where(inside, _rank_of(t, e, sm[:, None]), INT_MAX)
     h = take(hold, w, INT_MAX)
     ok = inside & (r < h)
     found = jnp.any(ok, axis=1)
     j = jnp.argmax(ok, axis=1).astype(jnp.int32)
-    pick = lambda a: jnp.take_along_axis(a, j[:, None], axis=1)[:, 0]
-    w1, r1, h1 = pick(w), pick(r), pick(h)
+    w1, r1, h1 = w[:, -1], r[:, -1], h[:, -1]
+    for k in range(window - 2, -1, -1):
+        w1, r1, h1 = (jnp.where(j == k, a[:, k], b) for a, b in ((w, w1), (r, r1), (h, h1)))
     prop = busy & found
     send = prop
     if block > 1 and sm.shape[0] % block == 0:
-        # pre-reduce within blocks of slots: only the best proposal to each woman in a
-        # block reaches the scatter (fewer atomics on one address when many men court one woman)
         wb = jnp.where(prop, w1, w_cap).reshape(-1, block)
         rb = r1.reshape(-1, block)
         beaten = jnp.any((wb[:, None, :] == wb[:, :, None]) & (rb[:, None, :] < rb[:, :, None]), axis=2)
@@ -181,74 +232,84 @@ def _wave(men, women, rank_of, window: int, block: int, sm, sp, hold, pos):
     won = prop & (take(hold, w1, INT_MAX) == r1)
     p_next = jnp.where(found, sp + j + 1, jnp.minimum(sp + window, length))
     out = busy & ~won & (p_next >= length)
-    leave = won | out
     # the displaced suitor (if any) takes the slot over at once
-    d = jnp.where(won & (h1 < INT_MAX), take(women.entries, take(women.start, w1, 0) + h1, m_cap), m_cap)
-    sp_new = jnp.where(won, take(pos, d, 0), p_next)
+    d, resume = _suitor(t, men, women, jnp.where(won, w1, w_cap), h1)
+    if resume is None:
+        resume = take(pos, d, 0)
+        pos = pos.at[jnp.where(won | out, sm, m_cap)].set(p_next, mode="drop", unique_indices=True)
+    sp_new = jnp.where(won, resume, p_next)
     sm_new = jnp.where(won, d, jnp.where(out, m_cap, sm))
-    pos = pos.at[jnp.where(leave, sm, m_cap)].set(p_next, mode="drop", unique_indices=True)
     return sm_new, sp_new, hold, pos
 
 
-def _step(men, women, rank_of, window: int, block: int, waves: int, width: int, s: SMState) -> SMState:
-    m_cap = men.n_cap
+def _run(t, men, women, window, block, waves, width, s: SMState) -> SMState:
     sm, sp = s.slot_man[:width], s.slot_pos[:width]
     hold, pos = s.hold, s.pos
     for _ in range(waves):
-        sm, sp, hold, pos = _wave(men, women, rank_of, window, block, sm, sp, hold, pos)
+        sm, sp, hold, pos = _wave(t, men, women, window, block, sm, sp, hold, pos)
+    n_busy = jnp.sum(sm < men.n_cap, dtype=jnp.int32)
+    return s._replace(slot_man=lax.dynamic_update_slice(s.slot_man, sm, (0,)),
+                      slot_pos=lax.dynamic_update_slice(s.slot_pos, sp, (0,)), n_busy=n_busy,
+                      pos=pos, hold=hold, it=s.it + 1, rounds=s.rounds + 1, waves=s.waves + waves)
+
+
+def _fitting(table, n_busy):
+    """Index of the smallest width that holds n_busy slots."""
+    return jnp.sum(table >= n_busy, dtype=jnp.int32) - 1
+
+
+def _compact(m_cap, table, width, s: SMState) -> SMState:
+    sm, sp = s.slot_man[:width], s.slot_pos[:width]
     busy = sm < m_cap
-    sm, n_busy = compact(busy, sm, m_cap)
+    sm, _ = compact(busy, sm, m_cap)
     sp, _ = compact(busy, sp, 0)
-    slot_man = lax.dynamic_update_slice(s.slot_man, sm, (0,))
-    slot_pos = lax.dynamic_update_slice(s.slot_pos, sp, (0,))
-    return SMState(slot_man, slot_pos, n_busy, pos, hold, s.it + 1, s.waves + waves)
-
-
-# --------------------------------------------------------------------------
-# driver
+    return s._replace(slot_man=lax.dynamic_update_slice(s.slot_man, sm, (0,)),
+                      slot_pos=lax.dynamic_update_slice(s.slot_pos, sp, (0,)),
+                      cur=_fitting(table, s.n_busy), it=s.it + 1)
 
 
 def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNROLL,
           window: int = DEFAULT_WINDOW, block: int = DEFAULT_BLOCK):
-    """Run the chosen method; returns (wife, husband, status, pos, stats dict).
+    """Run the chosen method; returns (wife, husband, status, considered, stats dict).
 
     ``wife``/``husband`` have the capacities' lengths (-1 for single and in
-    padding); ``pos[m]`` is the number of entries man m considered, whose sum
-    is the paper's proposal count.
+    padding); ``considered[m]`` is the number of entries man m considered,
+    whose sum is the paper's proposal count.
     """
     m_cap, w_cap = men.n_cap, women.n_cap
-    if women.shared:
-        inv = master_ranks(women, m_cap)
-        rank_of = lambda e, m: take(inv, m, INT_MAX)
-    else:
-        wrank = pair_ranks(men, women)
-        rank_of = lambda e, m: take(wrank, e, INT_MAX)
+    t = rank_tables(men, women)
     waves = 1 if method == "gale_shapley" else unroll
+    ws = widths(m_cap)
+    table = jnp.asarray(ws, jnp.int32)
 
     ids = jnp.arange(m_cap, dtype=jnp.int32)
     active = (ids < men.n) & (men.length > 0)
     slot_man, n_busy = compact(active, ids, m_cap)
-    slot_pos = jnp.zeros(m_cap, jnp.int32)
     zero = jnp.int32(0)
-    s = SMState(slot_man, slot_pos, n_busy, jnp.zeros(m_cap, jnp.int32),
-                jnp.full(w_cap, INT_MAX, jnp.int32), zero, zero)
+    s = SMState(slot_man, jnp.zeros(m_cap, jnp.int32), n_busy, _fitting(table, n_busy),
+                jnp.zeros(m_cap, jnp.int32), jnp.full(w_cap, INT_MAX, jnp.int32), zero, zero, zero)
 
-    ws = widths(m_cap)
-    branches = [partial(_step, men, women, rank_of, window, block, waves, wd) for wd in ws]
-    table = jnp.asarray(ws, jnp.int32)
+    runs = [partial(_run, t, men, women, window, block, waves, wd) for wd in ws]
+    packs = [partial(_compact, m_cap, table, wd) for wd in ws]
 
     def body(s: SMState) -> SMState:
-        if len(branches) == 1:
-            return branches[0](s)
-        idx = jnp.sum(table >= s.n_busy, dtype=jnp.int32) - 1
-        return lax.switch(idx, branches, s)
+        if len(ws) == 1:
+            return runs[0](s)
+        shrink = _fitting(table, s.n_busy) > s.cur
+        return lax.switch(jnp.where(shrink, len(ws) + s.cur, s.cur), runs + packs, s)
 
     s = lax.while_loop(lambda s: (s.n_busy > 0) & (s.it < max_iters), body, s)
     status = jnp.where(s.n_busy > 0, MAX_ITERS, CONVERGED).astype(jnp.int32)
-    # men still in a slot (only after max_iters) keep their progress
-    pos = s.pos.at[s.slot_man].set(s.slot_pos, mode="drop")
+
     wids = jnp.arange(w_cap, dtype=jnp.int32)
     held = (s.hold < INT_MAX) & (wids < women.n)
-    husband = jnp.where(held, take(women.entries, take(women.start, wids, 0) + s.hold, -1), -1)
+    husband, resume = _suitor(t, men, women, jnp.where(held, wids, w_cap), jnp.where(held, s.hold, INT_MAX))
+    husband = jnp.where(held, husband, -1)
     wife = jnp.full(m_cap, -1, jnp.int32).at[jnp.where(held, husband, m_cap)].set(wids, mode="drop")
-    return wife, husband, status, pos, dict(rounds=s.it, waves=s.waves)
+    if resume is None:
+        considered = s.pos
+    else:  # single men not in a slot went through their whole list
+        considered = jnp.where(ids < men.n, men.length, 0)
+        considered = considered.at[jnp.where(held, husband, m_cap)].set(resume, mode="drop")
+    considered = considered.at[s.slot_man].set(s.slot_pos, mode="drop")
+    return wife, husband, status, considered, dict(rounds=s.rounds, waves=s.waves, steps=s.it)

@@ -191,12 +191,18 @@ class ScanResult(NamedTuple):
     scanned: jax.Array   # () entries examined
 
 
-def _exclusive_sum(w, cap: int):
-    """Exclusive prefix sum of non-negative int32 w, saturating at cap (no overflow)."""
-    if w.shape[0] * cap < 2**31 - 1:
-        return jnp.cumsum(w) - w
-    inc = lax.associative_scan(lambda a, b: jnp.minimum(a + b, cap), jnp.minimum(w, cap))
-    return inc - jnp.minimum(w, cap)
+def _exclusive_sum(w, cap: int, saturate: bool | None = None):
+    """Exclusive prefix sum of non-negative int32 ``w``, each value ``min(sum, cap)`` (never overflows).
+
+    A plain cumsum where ``len(w) * cap`` fits int32; otherwise a scan with
+    the associative operator ``min(a + b, cap)``.
+    """
+    w = jnp.minimum(w, cap)
+    if saturate is None:
+        saturate = w.shape[0] * cap >= 2**31 - 1
+    inc = (lax.associative_scan(lambda a, b: jnp.minimum(a + b, cap), w) if saturate
+           else jnp.cumsum(w, dtype=jnp.int32))
+    return jnp.concatenate([jnp.zeros(1, inc.dtype), inc[:-1]])
 
 
 def scan(adj: SortedAdjacency, ids, live, ptr, budget, lanes: int,
