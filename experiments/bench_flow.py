@@ -6,9 +6,9 @@ S0 and S1), power-law and road-like graphs with 20 sources and 20 sinks
 source and super sink), and bipartite matching as unit-capacity flow
 (against jaxmatch's G-PR matching and scipy's Hopcroft-Karp). Every jaxmatch
 answer is checked: flow value equal to scipy's (Dinic) and OR-Tools', and
-the flow and cut certificates. Each variant (layout RCSR / BCSR, push rule
-"min" = the paper's one push per step, "all" = push on every admissible arc)
-is timed after a warm-up (median of ``--repeats`` runs; the first call's
+the flow and cut certificates. Each variant (residual layout RCSR / BCSR;
+"bcsr-search" finds reverse arcs by the paper's binary search instead of the
+stored index) is timed after a warm-up (median of ``--repeats`` runs; the first call's
 extra time is reported as compile time). Writes JSON to $OUT (or
 experiments/results) and prints a table last.
 
@@ -133,11 +133,12 @@ def ortools_flow(t, h, c, s, tt):
     return run
 
 
-def device_bytes(net, sources, sinks, variant):
+def device_bytes(net, sources, sinks, reverse):
+    import jax.numpy as jnp
+
     from jaxmatch import flow
-    layout, push = variant.split("-")
-    kw = dict(max_iters=16 * net.vertex_cap + 4096, k=flow._pr.DEFAULT_K, lanes=flow._pr.DEFAULT_LANES,
-              search=False, push=push)
+    kw = dict(max_iters=jnp.int32(16 * net.vertex_cap + 4096), k=flow._pr.DEFAULT_K,
+              width=flow._window_width(net, flow._pr.DEFAULT_LANES), search=reverse == "search")
     try:
         m = flow._solve.lower(net, sources, sinks, **kw).compile().memory_analysis()
     except Exception:
@@ -151,8 +152,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--classes", nargs="+", default=list(SCALES))
     p.add_argument("--scales", type=int, nargs="+", default=None, help="log2 vertex counts (all classes)")
-    p.add_argument("--variants", nargs="+", default=["bcsr-min", "rcsr-min", "bcsr-all"],
-                   help="layout-push pairs: layout in bcsr/rcsr, push in min/all")
+    p.add_argument("--variants", nargs="+", default=["bcsr", "rcsr", "bcsr-search"],
+                   help="bcsr, rcsr (stored reverse index) or bcsr-search (binary search)")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--peer-repeats", type=int, default=1)
     p.add_argument("--peers", nargs="*", default=["scipy", "ortools"])
@@ -174,7 +175,7 @@ def main():
     ortools_ok = "ortools" in args.peers
     if ortools_ok:
         try:
-            import ortools.graph.python.max_flow  # noqa: F401
+            import ortools.graph.python.max_flow  # noqa: F401  (only whether it imports)
         except ImportError:
             ortools_ok = False
             print("note: ortools not importable, its column is skipped")
@@ -212,10 +213,10 @@ def main():
             src = jnp.asarray(np.resize(sources, 20), jnp.int32)
             snk = jnp.asarray(np.resize(sinks, 20), jnp.int32)
             for variant in args.variants:
-                layout, push = variant.split("-")
+                layout, reverse = (variant.split("-") + ["index"])[:2]
                 caps = dict(vertex_capacity=4096, arc_capacity=16384) if args.small else {}
                 net = FlowNetwork.from_edges(t, h, c, n, layout=layout, **caps)
-                kw = dict(push=push) if args.k is None else dict(push=push, k=args.k)
+                kw = dict(reverse=reverse) if args.k is None else dict(reverse=reverse, k=args.k)
                 t1 = time.perf_counter()
                 jax.block_until_ready(max_flow(net, src, snk, **kw))
                 first = time.perf_counter() - t1
@@ -229,8 +230,7 @@ def main():
                 steps = st["iterations"] + st["return_iterations"] + st["bfs_levels"]
                 rec[variant] = dict(time_s=med, compile_s=max(0.0, first - med), arcs_per_s=t.size / med,
                                     us_per_loop_step=1e6 * med / max(1, steps),
-                                    device_bytes=device_bytes(net, src, snk, variant), **st)
-                del net
+                                    device_bytes=device_bytes(net, src, snk, reverse), **st)
             if (cls, scale) in PAPER_MS:
                 rec["paper_graph"], rec["paper_ms"] = PAPER_MS[(cls, scale)]
             rows_out.append(rec)

@@ -55,17 +55,19 @@ def parse_args(argv=None):
     p.add_argument("--batch-graphs", type=int, help="number of small graphs (0: skip part 2)")
     p.add_argument("--batch-n", type=int, nargs=2, help="vertex range of the small graphs")
     p.add_argument("--batch-size", type=int, help="graphs per vmap batch")
+    p.add_argument("--min-cap", type=int, help="smallest vertex capacity class of the small graphs")
     p.add_argument("--batch-repeats", type=int, help="timed passes over all small graphs (median)")
     p.add_argument("--certify", type=int, help="small graphs checked by jaxmatch.certify (-1: all)")
     p.add_argument("--deterministic", action="store_true", help="XLA deterministic GPU scatters")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
     small = a.small
-    a.sizes = a.sizes or ([3000] if small else [1 << 16, 1 << 18, 1 << 20, 1 << 22])
+    a.sizes = a.sizes or ([2000] if small else [1 << 16, 1 << 18, 1 << 20, 1 << 22])
     a.peer_repeats = a.peer_repeats or (3 if small else a.repeats)
-    a.batch_graphs = (300 if small else 100_000) if a.batch_graphs is None else a.batch_graphs
+    a.batch_graphs = (160 if small else 100_000) if a.batch_graphs is None else a.batch_graphs
     a.batch_n = a.batch_n or ([20, 120] if small else [20, 1000])
-    a.batch_size = a.batch_size or (150 if small else 2048)
+    a.batch_size = a.batch_size or (80 if small else 2048)
+    a.min_cap = a.min_cap or (128 if small else 64)
     a.batch_repeats = a.batch_repeats or (3 if small else 5)
     a.certify = a.certify if a.certify is not None else (-1 if small else 2000)
     return a
@@ -171,13 +173,16 @@ def bench_graph(cls, n, args, bandwidth):
     labels = np.asarray(out.labels)[: row["n"]]
     q = float(out.modularity)
     certify.check_partition(g, labels)
-    certify.check_modularity(g, labels, q, rtol=1e-5)
+    # float32 scatter-adds over communities of up to millions of vertices: allow 1e-4 of the
+    # size of Eq. (1)'s terms; the float64 value is recorded beside it
+    certify.check_modularity(g, labels, q, rtol=1e-4)
+    q64 = certify.modularity_numpy(g, labels)[0]
     n_levels = int(out.stats["levels"])
     it0 = int(out1.stats["iterations"][0])
     G, peers = run_peers(A, args.peer_repeats, args.nx_max_edges, args.seed)
     q_ig_of_ours = G.modularity(labels.tolist())
     row.update(
-        jaxmatch_s=t_jm, compile_s=max(first_call - t_jm, 0.0), jaxmatch_q=q,
+        jaxmatch_s=t_jm, compile_s=max(first_call - t_jm, 0.0), jaxmatch_q=q, jaxmatch_q_float64=q64,
         jaxmatch_q_by_igraph=q_ig_of_ours, jaxmatch_k=int(out.stats["communities"]),
         levels=n_levels, iterations=np.asarray(out.stats["iterations"])[:n_levels].tolist(),
         vertices_per_level=np.asarray(out.stats["vertices"])[:n_levels].tolist(),
@@ -187,7 +192,7 @@ def bench_graph(cls, n, args, bandwidth):
         **peers)
     row["speedup_vs_igraph"] = row["igraph_s"] / t_jm
     row["q_ratio_igraph"] = q / row["igraph_q"]
-    row["q_ok"] = bool(q >= 0.99 * row["igraph_q"] and abs(q_ig_of_ours - q) <= 1e-4 * max(1.0, abs(q)))
+    row["q_ok"] = bool(q >= 0.99 * row["igraph_q"] and abs(q_ig_of_ours - q64) <= 1e-9)
     if "networkx_s" in row:
         row["speedup_vs_networkx"] = row["networkx_s"] / t_jm
     return row
@@ -250,10 +255,10 @@ def check_batch_builder(graphs, vcap, ecap):
 
 def bench_small_graphs(args):
     graphs = small_graphs(args.batch_graphs, args.batch_n, args.seed)
-    # capacity classes: vertex capacity next_pow2(n) (at least 64), entry capacity per class
+    # capacity classes: vertex capacity next_pow2(n) (at least --min-cap), entry capacity per class
     classes = {}
     for i, (u, v, n) in enumerate(graphs):
-        classes.setdefault(max(64, next_pow2(n)), []).append(i)
+        classes.setdefault(max(args.min_cap, next_pow2(n)), []).append(i)
     solve = jax.jit(jax.vmap(lambda g: louvain(g)))
     batches, compile_s = [], 0.0
     for vcap, idx in sorted(classes.items()):

@@ -14,6 +14,13 @@ from jaxmatch.graph import (
     unstack,
 )
 from jaxmatch.io import from_igraph, from_networkx, from_scipy, read, to_scipy
+from jaxmatch.stable import (
+    Preferences,
+    StableMarriageResult,
+    read_preferences,
+    stable_marriage,
+    stack_preferences,
+)
 from jaxmatch.weighted import (
     BMatchingResult,
     WeightedMatchingResult,
@@ -32,4 +39,5 @@ __all__ = [
     "maximum_matching", "read", "stack", "to_scipy", "unstack",
     "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
     "locally_dominant", "suitor",
+    "Preferences", "StableMarriageResult", "read_preferences", "stable_marriage", "stack_preferences",
 ]

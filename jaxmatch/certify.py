@@ -16,6 +16,8 @@ from jaxmatch.graph import BipartiteGraph, FlowNetwork
 __all__ = [
     "CertificateError", "is_matching", "check_matching", "koenig_cover",
     "check_maximum_matching", "is_maximum_matching", "check_flow", "check_min_cut",
+    "check_greedy_dominance", "is_greedy_dominant", "check_greedy_b_dominance", "is_greedy_b_dominant",
+    "check_stable", "is_stable",
 ]
 
 
@@ -224,8 +226,7 @@ def check_min_cut(net, source, sink, source_side, value) -> None:
 # b(v) edges of M, all before e. So these checks prove equality with the
 # greedy answer in O(|E| log |E|), without rerunning greedy.
 
-__all__ += ["check_greedy_dominance", "is_greedy_dominant", "check_greedy_b_dominance",
-            "is_greedy_b_dominant"]
+
 
 
 def _weighted_edges(g):

@@ -3,6 +3,7 @@
     jaxmatch info FILE [--kind K]           sizes and degree statistics
     jaxmatch match FILE [--method pr] [--init karp_sipser] [--out MATES]
     jaxmatch suitor FILE [--out MATES]      half-approximate weighted matching
+    jaxmatch stable MEN WOMEN [--method mcvitie_wilson]   stable marriage (rank-list files)
 
 Files are read with :func:`jaxmatch.io.read` (Matrix Market, DIMACS, KONECT,
 SNAP edge lists, GML; ``.gz`` allowed).
@@ -103,6 +104,21 @@ def _cmd_suitor(a) -> int:
     return 0
 
 
+def _cmd_stable(a) -> int:
+    from jaxmatch.stable import read_preferences, stable_marriage
+
+    men, women = read_preferences(a.men), read_preferences(a.women)
+    res, warm, first = _timed(lambda: stable_marriage(men, women, method=a.method))
+    wife = np.asarray(res.wife)
+    print(f"{int((wife >= 0).sum())} couples of {wife.size} men and {np.asarray(res.husband).size} women "
+          f"({res.status_name}); time {warm:.4f} s (first call with compilation {first:.2f} s)")
+    _print_stats(res)
+    if a.out:
+        np.savetxt(a.out, wife, fmt="%d", header="wife of each man (0-based), -1 single")
+        print(f"wrote {a.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jaxmatch", description="GPU graph matching, flow and clustering in JAX")
     sub = p.add_subparsers(dest="command", required=True)
@@ -120,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("file")
     q.add_argument("--out", help="write the mate of each vertex, one line per vertex")
     q.set_defaults(run=_cmd_suitor)
+    q = sub.add_parser("stable", help="stable marriage from two rank-list files (one line per person)")
+    q.add_argument("men")
+    q.add_argument("women")
+    q.add_argument("--method", default="mcvitie_wilson", choices=["mcvitie_wilson", "gale_shapley"])
+    q.add_argument("--out", help="write the wife of each man, one line per man")
+    q.set_defaults(run=_cmd_stable)
     return p
 
 

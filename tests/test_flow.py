@@ -73,15 +73,14 @@ KINDS = ("sparse", "dense", "antiparallel", "terminals")
 
 @pytest.mark.parametrize("block", range(6))
 def test_random_networks_against_scipy(block):
-    """300 random networks (6 blocks of 50), both layouts, both push rules, BCSR binary search too."""
+    """300 random networks (6 blocks of 50), both layouts, the BCSR binary search too."""
     rng = np.random.default_rng(block)
-    push = "all" if block >= 4 else "min"
     for i in range(50):
         tail, head, cap, n, s, t = random_network(rng, KINDS[i % 4])
         layout = ("bcsr", "rcsr")[i % 2]
         net = FlowNetwork.from_edges(tail, head, cap, n, layout=layout, **CAPS)
-        reverse = "search" if layout == "bcsr" and push == "min" and i % 4 == 0 else "index"
-        res = max_flow(net, terminals(s), terminals(t), push=push, reverse=reverse)
+        reverse = "search" if layout == "bcsr" and i % 4 == 0 else "index"
+        res = max_flow(net, terminals(s), terminals(t), reverse=reverse)
         check(net, s, t, res, scipy_value(tail, head, cap, n, s, t))
 
 
@@ -259,8 +258,8 @@ def test_jit_and_vmap():
 
 
 def test_matching_network_under_jit_and_vmap():
-    graphs = [BipartiteGraph.from_edges(*e, row_capacity=64, col_capacity=64, edge_capacity=256) for e in ([[0, 1, 1], [0, 0, 1]], [[0, 1, 2], [0, 0, 0]],
-                                                      [[0, 0, 1, 2], [0, 1, 1, 2]])]
+    edges = ([[0, 1, 1], [0, 0, 1]], [[0, 1, 2], [0, 0, 0]], [[0, 0, 1, 2], [0, 1, 1, 2]])
+    graphs = [BipartiteGraph.from_edges(*e, row_capacity=64, col_capacity=64, edge_capacity=256) for e in edges]
     batch = jaxmatch.stack(graphs)
 
     def size(g):
@@ -313,8 +312,10 @@ def test_bad_input():
         max_flow(net, 0, 2, layout="csr")
     with pytest.raises(GraphInputError, match="binary search"):
         max_flow(net, 0, 2, layout="rcsr", reverse="search")
-    with pytest.raises(GraphInputError, match="push"):
-        max_flow(net, 0, 2, push="some")
+    with pytest.raises(GraphInputError, match="reverse"):
+        max_flow(net, 0, 2, reverse="some")
+    with pytest.raises(GraphInputError, match="lanes"):
+        max_flow(net, 0, 2, lanes=0)
     with pytest.raises(GraphInputError, match="max_iters"):
         max_flow(net, 0, 2, max_iters=0)
     with pytest.raises(GraphInputError, match="vmap"):

@@ -280,6 +280,17 @@ def test_large_vertex_capacity_same_answer():
     assert math.isclose(float(a.modularity), float(b.modularity), rel_tol=1e-6)  # sums of other lengths
 
 
+def test_size_classes_same_answer(monkeypatch):
+    """Levels that run on a shorter prefix of the entry arrays (lax.switch) give the same partition."""
+    monkeypatch.setattr(LV, "SIZE_CLASS_MIN", 64)
+    assert LV.size_classes(1024) == [1024, 256, 64]
+    g = jaxmatch.read(DATA + "dolphins.gml")
+    a = louvain(g.with_capacity(**SMALL))
+    b = louvain(g.with_capacity(vertex_capacity=64, entry_capacity=1024))  # a capacity of its own
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_array_equal(a.stats["iterations"], b.stats["iterations"])
+
+
 # --------------------------------------------------------------------------
 # Louvain against igraph and networkx
 

@@ -24,9 +24,9 @@ One level:
    ``large_graph`` vertices, else ``threshold``), at most ``max_iters`` times.
 2. **Compute move** (Algorithm 2). The GPU code accumulates e_{i->c} in
    per-vertex hash tables. Here the entries (i, j) of the bucket's vertices
-   (self-loops excluded) are keyed (i, C[j]) and sorted with ``lax.sort`` on
-   the two keys; each run of equal keys is one (vertex, neighbouring
-   community) pair, and a segment sum over runs gives e_{i->c}. The gain of
+   (self-loops excluded) are keyed (i, C[j]) and sorted (:func:`pair_groups`);
+   each run of equal keys is one (vertex, neighbouring community) pair, and a
+   segment sum over runs gives e_{i->c}. The gain of
    Eq. (2),
 
        dQ = (e_{i->c} - e_{i->C(i)\\{i}}) / m + k_i (a_{C(i)\\{i}} - a_c) / (2 m^2),
@@ -49,9 +49,13 @@ less than ``threshold``, or ``max_levels`` levels have run.
 
 Where the array version differs from the CUDA code, and why:
 
-* Hash tables -> one sort of packed (vertex, community) keys and a binary
-  search, or a two-key sort when the pair does not fit one int32 key (vertex
-  capacity above 46,339 without 64-bit mode); deterministic either way.
+* Hash tables -> a sort of (vertex, community) keys, packed into one int32
+  key when they fit (vertex capacity up to 46,339, any in 64-bit mode);
+  deterministic. On an H100, sorting 2^25 packed keys with their positions
+  took 1.7 ms, two stable key-value sorts 3.8 ms, one two-key sort 20.7 ms.
+* Fixed shapes: every level keeps the input's capacities; a level whose
+  entries fit a quarter (a sixteenth ...) of the entry capacity runs on that
+  prefix (:func:`size_classes`), and an empty degree bucket is skipped.
 * Safe parallel moves. In a bucket, all vertices move at once on gains
   computed as if nobody else moved. On sparse planar graphs (road grids,
   Delaunay meshes: every vertex in the first bucket) the paper's rules alone

@@ -34,7 +34,9 @@ class FlowResult(NamedTuple):
     may not be maximum, and may break conservation where excess was left).
     ``stats``: iterations (push-relabel steps of phase one),
     return_iterations (phase two), pushes, relabels, global_relabels,
-    bfs_levels. Eagerly the arrays have the true sizes; under
+    bfs_levels, stranded_excess (the excess phase two returned to the
+    sources: the paper's termination rule is e(s) + e(t) = total excess
+    minus this). Eagerly the arrays have the true sizes; under
     ``jit``/``vmap`` they keep the network's capacities (0 / False in
     padding).
     """
@@ -102,7 +104,8 @@ def _terminal(x, name: str, n):
     if n is not None:
         bad = np.flatnonzero((a.ravel() < 0) | (a.ravel() >= n))
         if bad.size:
-            raise GraphInputError(f"{name} {int(a.ravel()[bad[0]])} is out of range [0, {n}) for a network with n = {n}")
+            raise GraphInputError(
+                f"{name} {int(a.ravel()[bad[0]])} is out of range [0, {n}) for a network with n = {n}")
     return jnp.asarray(a.astype(np.int32)), a.ravel().astype(np.int64)
 
 
@@ -164,14 +167,12 @@ def _check_positive(value, name, kind=int):
         raise GraphInputError(f"{name} must be a positive {kind.__name__}, got {value!r}")
 
 
-def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes, push):
+def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
     _check_net(net)
     if layout is not None and layout not in LAYOUTS:
         raise GraphInputError(f"layout must be one of {LAYOUTS} or None, got {layout!r}")
     if reverse not in _pr.REVERSE:
         raise GraphInputError(f"reverse must be one of {_pr.REVERSE}, got {reverse!r}")
-    if push not in _pr.PUSHES:
-        raise GraphInputError(f"push must be one of {_pr.PUSHES}, got {push!r}")
     _check_positive(max_iters, "max_iters")
     _check_positive(k, "k", float)
     _check_positive(lanes, "lanes")
@@ -195,7 +196,7 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes, push):
     if max_iters is None:
         max_iters = 16 * net.vertex_cap + 4096
     return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=float(k), width=_window_width(net, lanes),
-                               search=reverse == "search", push=push)
+                               search=reverse == "search")
 
 
 # --------------------------------------------------------------------------
@@ -203,8 +204,7 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes, push):
 
 
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
-             k: float = _pr.DEFAULT_K, lanes: int = _pr.DEFAULT_LANES, reverse: str = "index",
-             push: str = _pr.DEFAULT_PUSH) -> FlowResult:
+             k: float = _pr.DEFAULT_K, lanes: int = _pr.DEFAULT_LANES, reverse: str = "index") -> FlowResult:
     """Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
 
     ``source`` and ``sink`` are vertex ids or 1-D arrays of ids (several
@@ -225,7 +225,7 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
 
     Cost: O(V^2 E) push-relabel steps in the worst case (generic
     push-relabel), each O(V + arcs of the active vertices) work; a global
-    relabel O(E) per BFS level. Paper: Lin et al., WBPR (see
+    relabel O(E) in all. Paper: Hsieh, Lin, Kuo, WBPR (see
     :mod:`jaxmatch.flow.push_relabel`).
 
     >>> net = FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [3, 2, 1, 2, 3])
@@ -233,17 +233,16 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
     (5, [3, 2, 1, 2, 3], [True, True, True, False])
     """
-    net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes, push)
+    net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
     flow, value, side, status, stats = _solve(net, src, snk, **opts)
     if not _traced(net.n):
         flow, side = flow[:int(net.n_arcs)], side[:int(net.n)]
     return FlowResult(value, flow, side, status, stats)
 
 
-@partial(jax.jit, static_argnames=("k", "width", "search", "push"))
-def _solve(net, source, sink, *, max_iters, k, width, search, push):
-    return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, width=width, search=search,
-                               push=push)
+@partial(jax.jit, static_argnames=("k", "width", "search"))
+def _solve(net, source, sink, *, max_iters, k, width, search):
+    return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, width=width, search=search)
 
 
 def min_cut(net: FlowNetwork, source, sink, **options) -> CutResult:

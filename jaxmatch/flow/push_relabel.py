@@ -1,6 +1,6 @@
 """WBPR: workload-balanced lock-free push-relabel maximum flow, in bulk-synchronous array form.
 
-Paper: J.-C. Lin, C.-H. Lin et al., "Engineering a workload-balanced
+Paper: C.-Y. Hsieh, P.-C. Lin, S.-Y. Kuo, "Engineering a workload-balanced
 push-relabel algorithm for massive graphs on GPUs" (WBPR,
 ``shared/papers/wbpr-push-relabel-maxflow.txt``): Algorithm 1 (the lock-free
 push-relabel of Hong and He-Hong), Algorithm 2 (the vertex-centric iteration
@@ -17,10 +17,13 @@ organises them):
    active vertex queue (AVQ) by a prefix sum (:func:`jaxmatch._ops.compact`);
 2. every queued vertex u finds its residual arc (rc > 0, not a self-loop) to
    the neighbour of minimum height, ties to the smallest arc position: the
-   arcs of all queued vertices are spread evenly over ``lanes`` work items
-   (:func:`jaxmatch._ops.expand`) and reduced per vertex by a segment
-   argmin (the paper's tile reduction, with the tile size chosen per vertex
-   by its degree instead of fixed at a warp);
+   arcs of the queued vertices are laid end to end over one window of lanes
+   (:func:`window`, :func:`jaxmatch._ops.expand`) and reduced per vertex by a
+   segment argmin (the paper's tile reduction, with the tile size chosen per
+   vertex by its degree instead of fixed at a warp). The window holds at
+   least the longest row; when the active vertices' arcs do not all fit,
+   the vertices past the window wait for the next step (any subset of the
+   active vertices may act in a step of the generic algorithm);
 3. if that neighbour v is lower, u pushes d = min(e(u), rc(u, v)): rc(u, v)
    -= d, rc(v, u) += d, e(u) -= d, e(v) += d by scatter-add; otherwise u
    relabels to h(v) + 1 (capped at n + 1).
@@ -86,8 +89,12 @@ Reverse arcs: the push needs the position of the reverse residual arc.
 it in a BCSR network by a binary search in the head's row, sorted by (head,
 direction, arc id), as the paper does to save the index's memory.
 
-Costs: a push-relabel step is O(n + arcs of the active vertices) work; a
-global relabel O(|E_f|) per BFS level.
+Loop structure (no branch inside the hot loop): an outer loop runs a global
+relabel and then an inner loop of push-relabel steps until the next global
+relabel is due or no vertex is active.
+
+Costs: a push-relabel step is O(V + window) work; a global relabel
+O(V + window) per BFS level (compacting the frontier), O(E_f) in all.
 """
 from __future__ import annotations
 
@@ -102,8 +109,6 @@ from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_i
 DEFAULT_K = 1.0
 DEFAULT_LANES = 1 << 18
 REVERSE = ("index", "search")
-PUSHES = ("min", "all")
-DEFAULT_PUSH = "min"
 
 
 class PRState(NamedTuple):
@@ -301,67 +306,7 @@ def push_relabel_step(net, s: PRState, terminal, n, width: int, search: bool) ->
                       relabels=s.relabels + jnp.sum(relabel, dtype=jnp.int32))
 
 
-def _saturating_exclusive_scan(x, first, bound):
-    """Per segment (a segment starts where ``first``), exclusive prefix sums of x >= 0, capped at ``bound``.
-
-    ``bound`` is constant within a segment and x <= bound; min(a, E - b) + b
-    is min(a + b, E) without overflow, an associative operation.
-    """
-    prev = jnp.concatenate([jnp.zeros(1, x.dtype), x[:-1]])
-    v = jnp.where(first, 0, prev)
-
-    def op(a, b):
-        av, af, _ = a
-        bv, bf, be = b
-        return jnp.where(bf, bv, jnp.minimum(av, be - bv) + bv), af | bf, be
-
-    out, _, _ = lax.associative_scan(op, (v, first, bound))
-    return out
-
-
-def discharge_step(net, s: PRState, terminal, n, width: int, search: bool) -> PRState:
-    """Multi-push step: every active vertex pushes on all its admissible arcs at once.
-
-    Vertex u sends its excess down its admissible arcs (rc > 0, lower head)
-    in arc order, each arc taking min(rc, what is left) (a saturating
-    segmented prefix sum over u's arcs); if excess is left, every admissible
-    arc is saturated and u relabels to 1 + the minimum height over its other
-    residual arcs (with the same h + 2 cap as the paper's step). The same
-    "pushes first, then relabels" linearisation keeps the labels valid.
-    """
-    vc, size = net.vertex_cap, 2 * net.arc_cap
-    ids = jnp.arange(vc, dtype=jnp.int32)
-    queue, n_queued = compact(is_active(net, s, terminal, n), ids, vc)
-    slot, e, valid, n_fit = window(queue, n_queued, net.res.indptr, width)
-    u = take(queue, slot, vc)
-    w = take(net.res.indices, e, vc)
-    r = take(s.rc, e, 0)
-    usable = valid & (r > 0) & (w != u)
-    hw = take(s.height, w, INT_MAX)
-    adm = usable & (hw < take(s.height, u, 0))
-    left = take(s.excess, u, 0)
-    x = jnp.where(adm, jnp.minimum(r, left), 0)
-    first = (jnp.arange(width) == 0) | (e == take(net.res.indptr, u, -1))
-    before = _saturating_exclusive_scan(x, first, jnp.maximum(left, 0))
-    amt = jnp.clip(left - before, 0, x)
-    pos = mask_ids(e, amt > 0, size)
-    rc = s.rc.at[pos].add(-amt, mode="drop")
-    rc = rc.at[reverse_position(net, pos, search)].add(amt, mode="drop")
-    w_pushed = mask_ids(w, amt > 0, vc)
-    excess = s.excess.at[w_pushed].add(amt, mode="drop")
-    received = jnp.zeros(vc, bool).at[w_pushed].set(True, mode="drop")
-    seg = mask_ids(slot, valid, vc)
-    sent = jax.ops.segment_sum(amt, seg, vc)
-    other = jax.ops.segment_min(jnp.where(usable & ~adm, hw, INT_MAX), seg, vc)
-    excess = excess.at[queue].add(-sent, mode="drop")
-    relabel = (ids < n_fit) & (sent < take(s.excess, queue, 0))
-    height = _relabel(s, queue, relabel, other, received, n)
-    return s._replace(rc=rc, excess=excess, height=height, it=s.it + 1,
-                      pushes=s.pushes + jnp.sum(amt > 0, dtype=jnp.int32),
-                      relabels=s.relabels + jnp.sum(relabel, dtype=jnp.int32))
-
-
-def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, width, search, push):
+def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, width, search):
     """Push-relabel until no vertex is active (or max_iters steps); returns the final state.
 
     Outer loop: a global relabel, then push-relabel steps until the next one
@@ -371,7 +316,6 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, width, search
     zero = jnp.int32(0)
     height = jnp.where(fixed, n, 0).astype(jnp.int32)
     s = PRState(rc, excess, height, zero, zero, zero, zero, zero, zero)
-    step = push_relabel_step if push == "min" else discharge_step
 
     def going(s: PRState):
         return jnp.any(is_active(net, s, terminal, n)) & (s.it < max_iters)
@@ -379,7 +323,7 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, width, search
     def phase(s: PRState) -> PRState:
         s = global_relabel(net, s, targets, fixed, n, k, width, search)
         return lax.while_loop(lambda s: (s.it < s.next_gr) & going(s),
-                              lambda s: step(net, s, terminal, n, width, search), s)
+                              lambda s: push_relabel_step(net, s, terminal, n, width, search), s)
 
     return lax.while_loop(going, phase, s)
 
@@ -389,8 +333,7 @@ def _mask_of(ids, size):
     return jnp.zeros(size, bool).at[mask_ids(ids, (ids >= 0) & (ids < size), size)].set(True, mode="drop")
 
 
-def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False,
-                    push=DEFAULT_PUSH):
+def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False):
     """Both phases on the device.
 
     ``source`` and ``sink``: int32 ids (scalars or 1-D arrays; out-of-range
@@ -407,18 +350,19 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     # phase 1: maximum preflow towards the sinks
     f0 = initial_preflow(net, is_source)
     p1 = run_phase(net, residual_from_flow(net, f0), excess_of_flow(net, f0), is_sink, is_source, n,
-                   max_iters=max_iters, k=k, width=width, search=search, push=push)
+                   max_iters=max_iters, k=k, width=width, search=search)
     active_left = jnp.any(is_active(net, p1, is_sink | is_source, n))
     dist, cut_levels = residual_bfs(net, p1.rc, is_sink, is_source, width, search)
     source_side = real & (dist == INT_MAX) & ~is_sink
     value = jnp.sum(jnp.where(is_sink, p1.excess, 0))
 
     # phase 2: return the stranded excess to the sources
-    p2 = run_phase(net, p1.rc, jnp.where(is_source | is_sink, 0, p1.excess), is_source, is_sink, n,
-                   max_iters=max_iters, k=k, width=width, search=search, push=push)
+    stranded = jnp.where(is_source | is_sink, 0, p1.excess)
+    p2 = run_phase(net, p1.rc, stranded, is_source, is_sink, n,
+                   max_iters=max_iters, k=k, width=width, search=search)
     excess_left = jnp.any(real & ~is_source & ~is_sink & (p2.excess != 0))
     status = jnp.where(active_left | excess_left, MAX_ITERS, CONVERGED).astype(jnp.int32)
     stats = dict(iterations=p1.it, return_iterations=p2.it, pushes=p1.pushes + p2.pushes,
                  relabels=p1.relabels + p2.relabels, global_relabels=p1.n_gr + p2.n_gr,
-                 bfs_levels=p1.levels + p2.levels + cut_levels)
+                 bfs_levels=p1.levels + p2.levels + cut_levels, stranded_excess=jnp.sum(stranded))
     return flow_from_residual(net, p2.rc), value, source_side, status, stats

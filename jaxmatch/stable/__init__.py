@@ -15,7 +15,6 @@ as ``np.broadcast_to(order, (n, len(order)))``, which is recognised as such.
 """
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -24,7 +23,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmatch._ops import STATUS_NAMES
-from jaxmatch.graph import INT32_MAX, GraphInputError, next_pow2
+from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, next_pow2
+from jaxmatch.graph import _capacity as _cap
+from jaxmatch.graph import _static as _field_static
 from jaxmatch.stable import gale_shapley as _gs
 
 __all__ = ["Preferences", "StableMarriageResult", "stable_marriage", "stack_preferences",
@@ -37,36 +38,14 @@ METHODS = _gs.METHODS
 # the container
 
 
-def _field_static():
-    return dataclasses.field(metadata={"static": True})
 
 
-def _pytree(cls):
-    cls = dataclasses.dataclass(frozen=True, repr=False, eq=False)(cls)
-    fields = dataclasses.fields(cls)
-    meta = [f.name for f in fields if f.metadata.get("static")]
-    data = [f.name for f in fields if not f.metadata.get("static")]
-    return jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
 
 
-def _i32(a) -> jax.Array:
-    return jnp.asarray(np.asarray(a, dtype=np.int32))
 
 
-def _fits(n: int, what: str) -> int:
-    if n > INT32_MAX:
-        raise GraphInputError(f"{what} = {n} does not fit int32 (at most {INT32_MAX}): jaxmatch uses int32 ids")
-    return int(n)
 
 
-def _cap(n: int, given, name: str) -> int:
-    if given is None:
-        return next_pow2(n)
-    if isinstance(given, (bool, np.bool_)) or not isinstance(given, (int, np.integer)):
-        raise GraphInputError(f"{name} must be an integer, got {given!r}")
-    if given < max(n, 1):
-        raise GraphInputError(f"{name} = {given} is smaller than the size {n} it must hold")
-    return _fits(int(given), name)
 
 
 def _int_array(x, name: str, ndim: int) -> np.ndarray:
@@ -142,9 +121,9 @@ class Preferences:
     @classmethod
     def _build(cls, indptr, ids, n_other, *, n_capacity=None, entry_capacity=None, name="preferences",
                checked=False):
-        n = _fits(indptr.size - 1, f"{name}: number of people")
-        n_other = _fits(n_other, f"{name}: n_other")
-        e = _fits(ids.size, f"{name}: total list length")
+        n = _count(indptr.size - 1, f"{name}: number of people")
+        n_other = _count(n_other, f"{name}: n_other")
+        e = _count(ids.size, f"{name}: total list length")
         if not checked:
             _check_rows(indptr, ids, n_other, name)
         nc = _cap(n, n_capacity, "n_capacity")
@@ -233,7 +212,7 @@ class Preferences:
         n = _count(n, "n")
         if n_other is None:
             n_other = int(ids.max()) + 1 if ids.size else 0
-        n_other = _fits(_count(n_other, "n_other"), f"{name}: n_other")
+        n_other = _count(_count(n_other, "n_other"), f"{name}: n_other")
         _check_rows(np.array([0, ids.size]), ids, n_other, name)
         nc = _cap(n, n_capacity, "n_capacity")
         ec = _cap(ids.size, entry_capacity, "entry_capacity")
@@ -292,12 +271,6 @@ class Preferences:
         return f"Preferences(n={n}, n_entries={e}, shared={self.shared}, capacities=({self.n_cap}, {self.e_cap}))"
 
 
-def _count(n, name: str) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise GraphInputError(f"{name} must be an integer, got {n!r}")
-    if n < 0:
-        raise GraphInputError(f"{name} must be >= 0, got {n}")
-    return int(n)
 
 
 def _kind(x) -> str:
