@@ -2,7 +2,7 @@
 
 Public names only; see README.md for the algorithms and their papers.
 """
-from jaxmatch import certify, io
+from jaxmatch import certify, flow, io
 from jaxmatch.bipartite import MatchingResult, initial_matching, maximum_matching
 from jaxmatch.graph import (
     CSR,
@@ -13,6 +13,8 @@ from jaxmatch.graph import (
     stack,
     unstack,
 )
+from jaxmatch.community import LouvainResult, louvain, modularity
+from jaxmatch.flow import CutResult, FlowResult, matching_from_flow, matching_network, max_flow, min_cut
 from jaxmatch.io import from_igraph, from_networkx, from_scipy, read, to_scipy
 from jaxmatch.stable import (
     Preferences,
@@ -39,5 +41,7 @@ __all__ = [
     "maximum_matching", "read", "stack", "to_scipy", "unstack",
     "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
     "locally_dominant", "suitor",
+    "LouvainResult", "louvain", "modularity",
+    "CutResult", "FlowResult", "flow", "matching_from_flow", "matching_network", "max_flow", "min_cut",
     "Preferences", "StableMarriageResult", "read_preferences", "stable_marriage", "stack_preferences",
 ]

@@ -17,6 +17,11 @@ STATUS_NAMES = {CONVERGED: "converged", MAX_ITERS: "hit max_iters"}
 INT_MAX = jnp.iinfo(jnp.int32).max
 
 
+def is_traced(x) -> bool:
+    """True inside jit/vmap tracing (the host cannot read the value)."""
+    return isinstance(x, jax.core.Tracer)
+
+
 def take(a: jax.Array, idx: jax.Array, fill) -> jax.Array:
     """``a[idx]`` where in-range, ``fill`` where idx < 0 or idx >= len(a)."""
     ok = (idx >= 0) & (idx < a.shape[0])

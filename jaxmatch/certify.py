@@ -17,7 +17,7 @@ __all__ = [
     "CertificateError", "is_matching", "check_matching", "koenig_cover",
     "check_maximum_matching", "is_maximum_matching", "check_flow", "check_min_cut",
     "check_greedy_dominance", "is_greedy_dominant", "check_greedy_b_dominance", "is_greedy_b_dominant",
-    "check_stable", "is_stable",
+    "check_stable", "is_stable", "check_partition", "check_modularity", "modularity_numpy",
 ]
 
 
@@ -510,9 +510,11 @@ def _community_edges(g):
     from jaxmatch.graph import Graph
     if not isinstance(g, Graph):
         raise TypeError(f"expected a jaxmatch.Graph, got {type(g).__name__}")
-    u, v, w, n = g.edges()
-    w = np.ones(u.size) if w is None else np.asarray(w, np.float64)
-    return u.astype(np.int64), v.astype(np.int64), w, n
+    k = int(g.n_entries)   # slice on the host (a device slice compiles once per length)
+    s, d = np.asarray(g.adj.src)[:k].astype(np.int64), np.asarray(g.adj.indices)[:k].astype(np.int64)
+    keep = s <= d
+    w = np.asarray(g.adj.weights)[:k][keep].astype(np.float64) if g.weighted else np.ones(int(keep.sum()))
+    return s[keep], d[keep], w, int(g.n)
 
 
 def _community_labels(labels, n: int) -> np.ndarray:

@@ -2,7 +2,9 @@
 
     jaxmatch info FILE [--kind K]           sizes and degree statistics
     jaxmatch match FILE [--method pr] [--init karp_sipser] [--out MATES]
+    jaxmatch flow FILE.max [--layout bcsr]  maximum flow / minimum cut (DIMACS)
     jaxmatch suitor FILE [--out MATES]      half-approximate weighted matching
+    jaxmatch louvain FILE [--out LABELS]    Louvain communities, with each level's progress
     jaxmatch stable MEN WOMEN [--method mcvitie_wilson]   stable marriage (rank-list files)
 
 Files are read with :func:`jaxmatch.io.read` (Matrix Market, DIMACS, KONECT,
@@ -90,6 +92,25 @@ def _print_stats(res) -> None:
     print("stats: " + ", ".join(f"{k} {int(v)}" for k, v in sorted(res.stats.items())))
 
 
+def _cmd_flow(a) -> int:
+    from jaxmatch.flow import max_flow
+
+    got = io.read(a.file, kind="flow")
+    if not isinstance(got, tuple):
+        raise GraphInputError(f"{a.file}: a flow file must name its source and sink (DIMACS 'n ID s' / 'n ID t')")
+    net, s, t = got
+    res, warm, first = _timed(lambda: max_flow(net, s, t, layout=a.layout))
+    side = np.asarray(res.source_side)
+    print(f"flow value {int(res.flow_value)} from {s} to {t} ({res.status_name}); minimum cut: "
+          f"{int(side.sum())} vertices on the source side; time {warm:.4f} s "
+          f"(first call with compilation {first:.2f} s)")
+    _print_stats(res)
+    if a.out:
+        np.savetxt(a.out, np.asarray(res.flow), fmt="%d", header="flow on each arc, in file order")
+        print(f"wrote {a.out}")
+    return 0
+
+
 def _cmd_suitor(a) -> int:
     from jaxmatch.weighted import suitor
 
@@ -100,6 +121,23 @@ def _cmd_suitor(a) -> int:
     _print_stats(res)
     if a.out:
         np.savetxt(a.out, np.asarray(res.mate), fmt="%d", header="mate of each vertex (0-based), -1 unmatched")
+        print(f"wrote {a.out}")
+    return 0
+
+
+def _cmd_louvain(a) -> int:
+    from jaxmatch.community import louvain
+
+    g = io.read(a.file, kind="graph")
+    res, warm, first = _timed(lambda: louvain(g, resolution=a.resolution))
+    st = {k: np.asarray(v) for k, v in res.stats.items()}
+    for lev in range(int(st["levels"])):
+        print(f"level {lev}: {int(st['vertices'][lev])} vertices, {int(st['iterations'][lev])} iterations, "
+              f"modularity {float(res.level_modularity[lev]):.6f}")
+    print(f"{int(st['communities'])} communities, modularity {float(res.modularity):.6f} ({res.status_name}); "
+          f"time {warm:.4f} s (first call with compilation {first:.2f} s)")
+    if a.out:
+        np.savetxt(a.out, np.asarray(res.labels), fmt="%d", header="community of each vertex (0-based)")
         print(f"wrote {a.out}")
     return 0
 
@@ -132,10 +170,20 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--init", default="karp_sipser", choices=["karp_sipser", "cheap", "none"])
     q.add_argument("--out", help="write row_mate, one line per row")
     q.set_defaults(run=_cmd_match)
+    q = sub.add_parser("flow", help="maximum flow and minimum cut of a DIMACS max-flow file")
+    q.add_argument("file")
+    q.add_argument("--layout", choices=["bcsr", "rcsr"], default=None)
+    q.add_argument("--out", help="write the flow of each arc, one line per arc")
+    q.set_defaults(run=_cmd_flow)
     q = sub.add_parser("suitor", help="half-approximate weighted matching (Suitor = greedy matching)")
     q.add_argument("file")
     q.add_argument("--out", help="write the mate of each vertex, one line per vertex")
     q.set_defaults(run=_cmd_suitor)
+    q = sub.add_parser("louvain", help="Louvain community detection, with progress per level")
+    q.add_argument("file")
+    q.add_argument("--resolution", type=float, default=1.0)
+    q.add_argument("--out", help="write the community of each vertex, one line per vertex")
+    q.set_defaults(run=_cmd_louvain)
     q = sub.add_parser("stable", help="stable marriage from two rank-list files (one line per person)")
     q.add_argument("men")
     q.add_argument("women")

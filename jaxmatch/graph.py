@@ -70,6 +70,15 @@ def _count(n, name: str) -> int:
     return n
 
 
+def check_positive(value, name: str, kind=int) -> None:
+    """Raise unless ``value`` is None or a positive int (``kind=float``: a positive real); bools are rejected."""
+    if value is None:
+        return
+    types = (int, np.integer) if kind is int else (int, float, np.integer, np.floating)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, types) or not value > 0:
+        raise GraphInputError(f"{name} must be a positive {kind.__name__}, got {value!r}")
+
+
 def _capacity(n: int, given, name: str) -> int:
     if given is None:
         return next_pow2(n)
@@ -266,7 +275,7 @@ class BipartiteGraph:
     def edges(self):
         """Host copy ``(rows, cols, n_rows, n_cols)``, edges in row-major order."""
         m = int(self.n_edges)
-        return (np.asarray(self.by_row.src[:m]), np.asarray(self.by_row.indices[:m]),
+        return (np.asarray(self.by_row.src)[:m], np.asarray(self.by_row.indices)[:m],
                 int(self.n_rows), int(self.n_cols))
 
     def capacities(self) -> dict:
@@ -347,9 +356,9 @@ class Graph:
     def edges(self):
         """Host copy ``(u, v, weights or None, n)``, each undirected edge once with u <= v."""
         k = int(self.n_entries)
-        s, d = np.asarray(self.adj.src[:k]), np.asarray(self.adj.indices[:k])
+        s, d = np.asarray(self.adj.src)[:k], np.asarray(self.adj.indices)[:k]
         keep = s <= d
-        w = np.asarray(self.adj.weights[:k])[keep] if self.weighted else None
+        w = np.asarray(self.adj.weights)[:k][keep] if self.weighted else None
         return s[keep], d[keep], w, int(self.n)
 
     def capacities(self) -> dict:
@@ -455,7 +464,7 @@ class FlowNetwork:
     def edges(self):
         """Host copy ``(tail, head, cap, n)`` in the input order."""
         m = int(self.n_arcs)
-        return (np.asarray(self.tail[:m]), np.asarray(self.head[:m]), np.asarray(self.cap[:m]),
+        return (np.asarray(self.tail)[:m], np.asarray(self.head)[:m], np.asarray(self.cap)[:m],
                 int(self.n))
 
     def capacities(self) -> dict:

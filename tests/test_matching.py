@@ -178,3 +178,14 @@ def test_cli_match_and_info(tmp_path, capsys):
     assert main(["info", str(path)]) == 0
     assert "bipartite graph: 3 rows x 2 columns, 4 edges" in capsys.readouterr().out
     assert main(["info", str(tmp_path / "missing.mtx")]) == 2
+
+
+def test_flow_method_matches_scipy():
+    """method="flow": unit-capacity WBPR max flow gives a maximum matching too."""
+    rng = np.random.default_rng(21)
+    for _ in range(25):
+        r, c, nr, nc = random_instance(rng)
+        g = BipartiteGraph.from_edges(r, c, nr, nc, **CAPS)
+        res = maximum_matching(g, method="flow")
+        check(g, res, scipy_size(r, c, nr, nc))
+        assert res.row_mate.shape == (nr,)

@@ -7,14 +7,14 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmatch._ops import STATUS_NAMES
+from jaxmatch._ops import STATUS_NAMES, is_traced
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
-from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, next_pow2
+from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_positive, next_pow2
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
-METHODS = ("pr",)
+METHODS = ("pr", "flow")
 INITS = (None,) + _init.METHODS
 
 
@@ -54,16 +54,11 @@ def _check_choice(value, allowed, name):
         raise GraphInputError(f"{name} must be one of {allowed}, got {value!r}")
 
 
-def _check_positive(value, name, kind=int):
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int) or value <= 0:
-        raise GraphInputError(f"{name} must be a positive {kind.__name__}, got {value!r}")
 
 
 def _finish(g, row_mate, col_mate, status, stats) -> MatchingResult:
     card = jnp.sum(row_mate >= 0, dtype=jnp.int32)
-    if not isinstance(g.n_rows, jax.core.Tracer):
+    if not is_traced(g.n_rows):
         row_mate, col_mate = row_mate[:int(g.n_rows)], col_mate[:int(g.n_cols)]
     return MatchingResult(row_mate, col_mate, card, status, stats)
 
@@ -81,7 +76,7 @@ def initial_matching(g: BipartiteGraph, method: str = "karp_sipser", *, max_roun
     """
     _check_graph(g)
     _check_choice(method, _init.METHODS, "method")
-    _check_positive(max_rounds, "max_rounds")
+    check_positive(max_rounds, "max_rounds")
     return _finish(g, *_initial(g, method=method, max_rounds=max_rounds))
 
 
@@ -99,7 +94,9 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
 
     Methods: ``"pr"``, G-PR push-relabel (Deveci, Kaya, Ucar, Catalyurek),
     with ``k`` the adaptive global-relabel factor (next relabel after
-    ``k * maxLevel`` steps). ``init`` picks the initial matching ("cheap",
+    ``k * maxLevel`` steps); ``"flow"``, unit-capacity max flow with a super
+    source and sink by :func:`jaxmatch.flow.max_flow` (WBPR; ``init``, ``k``
+    and ``lanes`` do not apply, ``max_iters`` bounds the flow solver). ``init`` picks the initial matching ("cheap",
     "karp_sipser" or None for empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
     + 1024``); ``lanes`` is the number of edges a push step scans at once.
@@ -116,16 +113,28 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     _check_graph(g)
     _check_choice(method, METHODS, "method")
     _check_choice(init, INITS, "init")
-    _check_positive(max_iters, "max_iters")
-    _check_positive(init_rounds, "init_rounds")
-    _check_positive(k, "k", float)
-    _check_positive(lanes, "lanes")
+    check_positive(max_iters, "max_iters")
+    check_positive(init_rounds, "init_rounds")
+    check_positive(k, "k", float)
+    check_positive(lanes, "lanes")
+    if method == "flow":
+        return _by_flow(g, max_iters)
     if max_iters is None:
         max_iters = 16 * (g.row_cap + g.col_cap) + 1024
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
-    slots = None if isinstance(row_mate, jax.core.Tracer) else active_slots(g, col_mate)
+    slots = None if is_traced(row_mate) else active_slots(g, col_mate)
     out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, k=float(k), lanes=lanes, slots=slots)
     return _finish(g, *out[:3], dict(out[3], init_rounds=rounds))
+
+
+def _by_flow(g, max_iters) -> MatchingResult:
+    """Matching as a unit-capacity max flow (WBPR), as in the WBPR paper's matching experiments."""
+    from jaxmatch.flow import matching_from_flow, matching_network, max_flow
+
+    net, source, sink = matching_network(g)
+    res = max_flow(net, source, sink, max_iters=max_iters)
+    row_mate, col_mate = matching_from_flow(g, res.flow)
+    return _finish(g, row_mate, col_mate, res.status, dict(res.stats))
 
 
 def active_slots(g, col_mate) -> int:

@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import STATUS_NAMES
+from jaxmatch._ops import STATUS_NAMES, is_traced
 from jaxmatch.community import louvain as _lv
 from jaxmatch.community.modularity import modularity
-from jaxmatch.graph import Graph, GraphInputError
+from jaxmatch.graph import Graph, GraphInputError, check_positive
 
 __all__ = ["LouvainResult", "louvain", "modularity"]
 
@@ -62,7 +62,7 @@ def _check_graph(g) -> None:
         raise GraphInputError(
             f"expected a jaxmatch.Graph (undirected), got {type(g).__name__}; build one with "
             "Graph.from_edges, jaxmatch.from_scipy or jaxmatch.read")
-    if not isinstance(g.n, jax.core.Tracer) and jnp.ndim(g.n) != 0:
+    if not is_traced(g.n) and jnp.ndim(g.n) != 0:
         raise GraphInputError(
             "got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, e.g. "
             "jax.vmap(lambda g: louvain(g).labels)(batch)")
@@ -74,11 +74,6 @@ def _check_real(value, name, *, minimum=0.0) -> None:
         raise GraphInputError(f"{name} must be a finite number >= {minimum}, got {value!r}")
 
 
-def _check_positive(value, name) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise GraphInputError(f"{name} must be a positive int, got {value!r}")
 
 
 def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
@@ -125,8 +120,8 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     _check_real(threshold_large, "threshold_large")
     if isinstance(large_graph, bool) or not isinstance(large_graph, int) or large_graph < 0:
         raise GraphInputError(f"large_graph must be an int >= 0, got {large_graph!r}")
-    _check_positive(max_levels, "max_levels")
-    _check_positive(max_iters, "max_iters")
+    check_positive(max_levels, "max_levels")
+    check_positive(max_iters, "max_iters")
     wdt = g.adj.weights.dtype
     opts = _lv.Options(jnp.asarray(resolution, wdt), jnp.asarray(threshold, wdt),
                        jnp.asarray(threshold_large, wdt),
@@ -142,7 +137,7 @@ def _solve(g, opts, *, max_levels, max_iters):
 
 
 def _finish(g, labels, levels, q, level_q, status, stats) -> LouvainResult:
-    if not isinstance(g.n, jax.core.Tracer):
+    if not is_traced(g.n):
         # trim on the host: slicing device arrays to data-dependent shapes would
         # compile a new slice for every size
         n, n_levels = int(g.n), int(stats["levels"])

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, take
+from jaxmatch._ops import INT_MAX, is_traced, take
 
 __all__ = ["modularity", "degrees", "partition_modularity", "entry_modularity"]
 
@@ -103,7 +103,7 @@ def _modularity(g, labels, resolution):
 def _labels(g, labels):
     """Labels padded to the vertex capacity; checked on the host when concrete."""
     from jaxmatch.graph import INT32_MAX, GraphInputError
-    if isinstance(labels, jax.core.Tracer) or isinstance(g.n, jax.core.Tracer):
+    if is_traced(labels) or is_traced(g.n):
         if labels.shape[-1] != g.vertex_cap:
             raise GraphInputError(
                 f"under jit/vmap labels must have the vertex capacity {g.vertex_cap} as length, "

@@ -16,9 +16,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import STATUS_NAMES, mask_ids, take
+from jaxmatch._ops import STATUS_NAMES, is_traced, mask_ids, take
 from jaxmatch.flow import push_relabel as _pr
-from jaxmatch.graph import CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, next_pow2
+from jaxmatch.graph import (
+    CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_positive, next_pow2)
 
 __all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
 
@@ -74,8 +75,6 @@ class CutResult(NamedTuple):
 # validation (host side, before tracing)
 
 
-def _traced(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
 
 
 def _check_net(net) -> None:
@@ -83,7 +82,7 @@ def _check_net(net) -> None:
         raise GraphInputError(
             f"expected a jaxmatch.FlowNetwork, got {type(net).__name__}; build one with "
             "FlowNetwork.from_edges, jaxmatch.from_scipy(A, kind='flow') or jaxmatch.read")
-    if not _traced(net.n) and np.ndim(net.n) != 0:
+    if not is_traced(net.n) and np.ndim(net.n) != 0:
         raise GraphInputError("max_flow takes one network; map it over a batch made by "
                               "jaxmatch.stack with jax.vmap")
     if net.vertex_cap + 2 > INT32_MAX:
@@ -92,7 +91,7 @@ def _check_net(net) -> None:
 
 def _terminal(x, name: str, n):
     """Terminal ids as an int32 array (shape () or (k,)), checked against n when concrete."""
-    if _traced(x):
+    if is_traced(x):
         if not jnp.issubdtype(x.dtype, jnp.integer) or x.ndim > 1:
             raise GraphInputError(f"{name} must be an integer id or a 1-D array of ids, got {x.dtype}{list(x.shape)}")
         return x.astype(jnp.int32), None
@@ -154,17 +153,12 @@ def _window_width(net, lanes) -> int:
     residual arc array.
     """
     full = 2 * net.arc_cap
-    if _traced(net.res.indptr):
+    if is_traced(net.res.indptr):
         return full
     longest = int(_max_degree(net))
     return min(full, next_pow2(max(min(lanes, full), longest)))
 
 
-def _check_positive(value, name, kind=int):
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int) or value <= 0:
-        raise GraphInputError(f"{name} must be a positive {kind.__name__}, got {value!r}")
 
 
 def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
@@ -173,25 +167,25 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
         raise GraphInputError(f"layout must be one of {LAYOUTS} or None, got {layout!r}")
     if reverse not in _pr.REVERSE:
         raise GraphInputError(f"reverse must be one of {_pr.REVERSE}, got {reverse!r}")
-    _check_positive(max_iters, "max_iters")
-    _check_positive(k, "k", float)
-    _check_positive(lanes, "lanes")
+    check_positive(max_iters, "max_iters")
+    check_positive(k, "k", float)
+    check_positive(lanes, "lanes")
     if layout is not None and layout != net.layout:
-        if _traced(net.n):
+        if is_traced(net.n):
             raise GraphInputError(f"cannot change the layout of a traced network: build it with "
                                   f"layout={layout!r} (or call net.with_layout) outside jit/vmap")
         net = net.with_layout(layout)
     if reverse == "search" and net.layout != "bcsr":
         raise GraphInputError("reverse='search' is the BCSR binary search; an RCSR network has the "
                               "O(1) reverse index (use reverse='index')")
-    n = None if _traced(net.n) else int(net.n)
+    n = None if is_traced(net.n) else int(net.n)
     src, s_ids = _terminal(source, "source", n)
     snk, t_ids = _terminal(sink, "sink", n)
     if s_ids is not None and t_ids is not None:
         both = np.intersect1d(s_ids, t_ids)
         if both.size:
             raise GraphInputError(f"source and sink share vertex {int(both[0])}: they must be disjoint")
-    if n is not None and not _traced(net.cap) and not _traced(src):
+    if n is not None and not is_traced(net.cap) and not is_traced(src):
         _check_overflow(net, src)
     if max_iters is None:
         max_iters = 16 * net.vertex_cap + 4096
@@ -235,7 +229,7 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     """
     net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
     flow, value, side, status, stats = _solve(net, src, snk, **opts)
-    if not _traced(net.n):
+    if not is_traced(net.n):
         flow, side = flow[:int(net.n_arcs)], side[:int(net.n)]
     return FlowResult(value, flow, side, status, stats)
 
@@ -259,7 +253,7 @@ def min_cut(net: FlowNetwork, source, sink, **options) -> CutResult:
     """
     res = max_flow(net, source, sink, **options)
     side = res.source_side
-    if _traced(net.n):
+    if is_traced(net.n):
         crossing = take(side, net.tail, False) & ~take(side, net.head, True)
     else:
         m = int(net.n_arcs)
@@ -363,7 +357,7 @@ def matching_from_flow(g: BipartiteGraph, flow):
     if not isinstance(g, BipartiteGraph):
         raise GraphInputError(f"expected a jaxmatch.BipartiteGraph, got {type(g).__name__}")
     row_mate, col_mate = _matching_from_flow(g, jnp.asarray(flow))
-    if not _traced(g.n_rows):
+    if not is_traced(g.n_rows):
         row_mate, col_mate = row_mate[:int(g.n_rows)], col_mate[:int(g.n_cols)]
     return row_mate, col_mate
 

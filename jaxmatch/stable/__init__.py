@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import STATUS_NAMES
-from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, next_pow2
+from jaxmatch._ops import STATUS_NAMES, is_traced
+from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_positive, next_pow2
 from jaxmatch.graph import _capacity as _cap
 from jaxmatch.graph import _static as _field_static
 from jaxmatch.stable import gale_shapley as _gs
@@ -286,7 +286,7 @@ def _kind(x) -> str:
 def _size_of(x, name: str):
     kind = _kind(x)
     if kind == "prefs":
-        return None if isinstance(x.n, jax.core.Tracer) else x.n
+        return None if is_traced(x.n) else x.n
     if kind == "csr":
         return _int_array(x[0], f"{name} indptr", 1).size - 1
     if kind == "lists":
@@ -319,7 +319,7 @@ def as_instance(men_prefs, women_prefs) -> tuple[Preferences, Preferences]:
     men = _as_prefs(men_prefs, n_women, "men_prefs")
     women = _as_prefs(women_prefs, n_men, "women_prefs")
     for p, q, side, other in ((men, women, "men_prefs", "women"), (women, men, "women_prefs", "men")):
-        if isinstance(p.n_other, jax.core.Tracer) or isinstance(q.n, jax.core.Tracer):
+        if is_traced(p.n_other) or is_traced(q.n):
             continue
         if np.shape(p.n_other) != np.shape(q.n) or np.any(np.asarray(p.n_other) != np.asarray(q.n)):
             raise GraphInputError(
@@ -399,11 +399,6 @@ class StableMarriageResult(NamedTuple):
         return STATUS_NAMES[int(self.status)]
 
 
-def _positive(value, name):
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise GraphInputError(f"{name} must be a positive int, got {value!r}")
 
 
 def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", max_iters: int | None = None,
@@ -434,12 +429,12 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     """
     if method not in METHODS:
         raise GraphInputError(f"method must be one of {METHODS}, got {method!r}")
-    _positive(max_iters, "max_iters")
-    _positive(unroll, "unroll")
-    _positive(window, "window")
+    check_positive(max_iters, "max_iters")
+    check_positive(unroll, "unroll")
+    check_positive(window, "window")
     men, women = as_instance(men_prefs, women_prefs)
     if men.shared and not women.shared:
-        if isinstance(men.n, jax.core.Tracer):
+        if is_traced(men.n):
             raise GraphInputError("a shared men's list with non-shared women's lists must be unshared "
                                   "outside jit (Preferences.unshared)")
         men = men.unshared()
@@ -449,7 +444,7 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
         max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap)), INT32_MAX - 1)
     wife, husband, status, pos, stats = _solve(men, women, method=method, max_iters=int(max_iters),
                                                unroll=int(unroll), window=int(window))
-    if isinstance(men.n, jax.core.Tracer) or isinstance(wife, jax.core.Tracer):
+    if is_traced(men.n) or is_traced(wife):
         dt = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
         return StableMarriageResult(wife, husband, status, dict(stats, proposals=jnp.sum(pos, dtype=dt)))
     n_men, n_women = int(men.n), int(women.n)

@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import STATUS_NAMES, take
-from jaxmatch.graph import INT32_MAX, Graph, GraphInputError
+from jaxmatch._ops import STATUS_NAMES, is_traced, take
+from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_positive
 from jaxmatch.weighted import b_suitor as _bs
 from jaxmatch.weighted import locally_dominant as _ld
 from jaxmatch.weighted import suitor as _su
@@ -97,11 +97,6 @@ def _check_graph(g) -> None:
         raise GraphInputError(f"vertex_cap = {g.vertex_cap} is above the supported {MAX_VERTEX_CAP}")
 
 
-def _positive(value, name):
-    if value is None:
-        return
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise GraphInputError(f"{name} must be a positive int, got {value!r}")
 
 
 def _flag(value, name):
@@ -119,7 +114,7 @@ BATCH_DIVISOR = {"suitor": 4, "b_suitor": 16}
 
 def _defaults(g, max_iters, batch, lanes, divisor=1):
     for v, name in ((max_iters, "max_iters"), (batch, "batch"), (lanes, "lanes")):
-        _positive(v, name)
+        check_positive(v, name)
     max_iters = int(max_iters) if max_iters is not None else g.entry_cap + g.vertex_cap + 2
     max_iters = min(max_iters, INT32_MAX)  # a traced int32 operand: no recompilation per value
     batch = min(int(batch or max(g.vertex_cap // divisor, 1)), g.vertex_cap)
@@ -127,8 +122,6 @@ def _defaults(g, max_iters, batch, lanes, divisor=1):
     return max_iters, batch, lanes
 
 
-def _traced(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
 
 
 def _weight(g, both_ends_matched):
@@ -140,7 +133,7 @@ def _weight(g, both_ends_matched):
 def _finish(g, mate, status, stats) -> WeightedMatchingResult:
     entry_matched = take(mate, g.adj.src, -1) == g.adj.indices
     weight, card = _weight(g, entry_matched)
-    if not _traced(g.n):
+    if not is_traced(g.n):
         mate = mate[:int(g.n)]
     return WeightedMatchingResult(mate, weight, card, status, stats)
 
@@ -222,7 +215,7 @@ def _locally_dominant(g, max_iters, *, sorted_adjacency, lanes):
 def _b_input(g, b, max_b):
     """(bounds [vertex_cap] int32, static max_b) from an int or an array of bounds."""
     V = g.vertex_cap
-    _positive(max_b, "max_b")
+    check_positive(max_b, "max_b")
     if isinstance(b, (bool, np.bool_)):
         raise GraphInputError(f"b must be an integer or an integer array, got {b!r}")
     if isinstance(b, (int, np.integer)):
@@ -231,7 +224,7 @@ def _b_input(g, b, max_b):
         if max_b is not None and max_b < b:
             raise GraphInputError(f"max_b = {max_b} is smaller than b = {b}")
         return jnp.full(V, int(b), jnp.int32), int(max_b or max(int(b), 1))
-    if _traced(b):
+    if is_traced(b):
         if max_b is None:
             raise GraphInputError("b is traced: pass max_b (a static bound on b) as well")
         if b.shape != (V,) or not jnp.issubdtype(b.dtype, jnp.integer):
@@ -241,7 +234,7 @@ def _b_input(g, b, max_b):
     arr = np.asarray(b)
     if arr.ndim != 1 or (arr.size and (arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer))):
         raise GraphInputError(f"b must be an integer or a 1-D integer array, got {arr.dtype} {arr.shape}")
-    n = None if _traced(g.n) else int(g.n)
+    n = None if is_traced(g.n) else int(g.n)
     if (n is not None and arr.shape[0] not in (n, V)) or arr.shape[0] > V:
         raise GraphInputError(f"b must have one entry per vertex ({n if n is not None else V}), "
                               f"got {arr.shape[0]}")
@@ -282,7 +275,7 @@ def b_suitor(g: Graph, b=1, *, max_b: int | None = None, max_iters: int | None =
     matched, partners, status, stats = _b_suitor(g, bvec, jnp.int32(max_iters), max_b=max_b,
                                                  batch=batch, lanes=lanes)
     weight, card = _weight(g, matched)
-    if not _traced(g.n):
+    if not is_traced(g.n):
         matched, partners = matched[:int(g.n_entries)], partners[:int(g.n)]
     return BMatchingResult(matched, partners, weight, card, status, stats)
 

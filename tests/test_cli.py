@@ -1,0 +1,44 @@
+"""`jaxmatch ...` subcommands on real files: each prints its answer and exits 0."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxmatch.cli import main
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.mark.parametrize("argv, expect", [
+    (["info", str(DATA / "dimacs_maxflow" / "example.max")], "flow network: 7 vertices, 9 arcs"),
+    (["info", str(DATA / "newman_classic" / "karate.gml")], "undirected graph: 34 vertices, 78 edges"),
+    (["flow", str(DATA / "dimacs_maxflow" / "network.dimacs")], "flow value 228"),
+    (["flow", str(DATA / "dimacs_maxflow" / "example.max"), "--layout", "rcsr"], "flow value 6"),
+    (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "flow"], "cardinality 188"),
+    (["suitor", str(DATA / "newman_classic" / "lesmis.gml")], "(converged)"),
+    (["louvain", str(DATA / "newman_classic" / "karate.gml")], "level 0: 34 vertices"),
+])
+def test_subcommands(argv, expect, capsys):
+    assert main(argv) == 0
+    assert expect in capsys.readouterr().out
+
+
+def test_stable_and_outputs(tmp_path, capsys):
+    men, women, out = tmp_path / "men.txt", tmp_path / "women.txt", tmp_path / "wife.txt"
+    men.write_text("0 1\n1 0\n0\n")
+    women.write_text("1 0 2\n0 1\n")
+    assert main(["stable", str(men), str(women), "--out", str(out)]) == 0
+    assert "2 couples of 3 men and 2 women (converged)" in capsys.readouterr().out
+    wife = np.loadtxt(out, dtype=int)
+    # men propose to their first choices: woman 0 keeps man 0 over man 2, woman 1 takes man 1
+    np.testing.assert_array_equal(wife, [0, 1, -1])
+
+
+def test_errors_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.max"
+    bad.write_text("p max 2 1\nn 1 s\nn 2 t\na 1 two 3\n")
+    assert main(["flow", str(bad)]) == 2
+    assert "bad.max:4" in capsys.readouterr().err
+    edges = tmp_path / "g.txt"
+    edges.write_text("0 1\n1 2\n")
+    assert main(["flow", str(edges)]) == 2
