@@ -17,6 +17,12 @@ STATUS_NAMES = {CONVERGED: "converged", MAX_ITERS: "hit max_iters"}
 INT_MAX = jnp.iinfo(jnp.int32).max
 
 
+def with_status_name(cls):
+    """Class decorator: give a result NamedTuple a ``status_name`` property (its status in words)."""
+    cls.status_name = property(lambda self: STATUS_NAMES[int(self.status)], doc="The status in words.")
+    return cls
+
+
 def is_traced(x) -> bool:
     """True inside jit/vmap tracing (the host cannot read the value)."""
     return isinstance(x, jax.core.Tracer)

@@ -71,10 +71,7 @@ def _cmd_match(a) -> int:
     print(f"cardinality {int(res.cardinality)} of {int(g.n_rows)} x {int(g.n_cols)} "
           f"({res.status_name}); time {warm:.4f} s (first call with compilation {first:.2f} s)")
     _print_stats(res)
-    if a.out:
-        np.savetxt(a.out, np.asarray(res.row_mate), fmt="%d",
-                   header="row_mate: column of each row (0-based), -1 unmatched")
-        print(f"wrote {a.out}")
+    _write(a.out, res.row_mate, "row_mate: column of each row (0-based), -1 unmatched")
     return 0
 
 
@@ -86,6 +83,13 @@ def _timed(fn):
     t1 = time.perf_counter()
     out = jax.block_until_ready(fn())
     return out, time.perf_counter() - t1, t1 - t0
+
+
+def _write(path, values, header: str) -> None:
+    """The ``--out`` file: one integer per line, under a comment saying what it holds."""
+    if path:
+        np.savetxt(path, np.asarray(values), fmt="%d", header=header)
+        print(f"wrote {path}")
 
 
 def _print_stats(res) -> None:
@@ -105,9 +109,7 @@ def _cmd_flow(a) -> int:
           f"{int(side.sum())} vertices on the source side; time {warm:.4f} s "
           f"(first call with compilation {first:.2f} s)")
     _print_stats(res)
-    if a.out:
-        np.savetxt(a.out, np.asarray(res.flow), fmt="%d", header="flow on each arc, in file order")
-        print(f"wrote {a.out}")
+    _write(a.out, res.flow, "flow on each arc, in file order")
     return 0
 
 
@@ -119,9 +121,7 @@ def _cmd_suitor(a) -> int:
     print(f"weight {float(res.weight):.6g}, cardinality {int(res.cardinality)} on {int(g.n)} vertices "
           f"({res.status_name}); time {warm:.4f} s (first call with compilation {first:.2f} s)")
     _print_stats(res)
-    if a.out:
-        np.savetxt(a.out, np.asarray(res.mate), fmt="%d", header="mate of each vertex (0-based), -1 unmatched")
-        print(f"wrote {a.out}")
+    _write(a.out, res.mate, "mate of each vertex (0-based), -1 unmatched")
     return 0
 
 
@@ -136,9 +136,7 @@ def _cmd_louvain(a) -> int:
               f"modularity {float(res.level_modularity[lev]):.6f}")
     print(f"{int(st['communities'])} communities, modularity {float(res.modularity):.6f} ({res.status_name}); "
           f"time {warm:.4f} s (first call with compilation {first:.2f} s)")
-    if a.out:
-        np.savetxt(a.out, np.asarray(res.labels), fmt="%d", header="community of each vertex (0-based)")
-        print(f"wrote {a.out}")
+    _write(a.out, res.labels, "community of each vertex (0-based)")
     return 0
 
 
@@ -151,9 +149,7 @@ def _cmd_stable(a) -> int:
     print(f"{int((wife >= 0).sum())} couples of {wife.size} men and {np.asarray(res.husband).size} women "
           f"({res.status_name}); time {warm:.4f} s (first call with compilation {first:.2f} s)")
     _print_stats(res)
-    if a.out:
-        np.savetxt(a.out, wife, fmt="%d", header="wife of each man (0-based), -1 single")
-        print(f"wrote {a.out}")
+    _write(a.out, wife, "wife of each man (0-based), -1 single")
     return 0
 
 

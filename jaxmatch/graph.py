@@ -70,6 +70,12 @@ def _count(n, name: str) -> int:
     return n
 
 
+def check_type(g, cls, hint: str) -> None:
+    """Raise unless ``g`` is a ``cls``; ``hint`` says how to build one."""
+    if not isinstance(g, cls):
+        raise GraphInputError(f"expected a jaxmatch.{cls.__name__}, got {type(g).__name__}; build one with {hint}")
+
+
 def check_positive(value, name: str, kind=int) -> None:
     """Raise unless ``value`` is None or a positive int (``kind=float``: a positive real); bools are rejected."""
     if value is None:

@@ -7,10 +7,10 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmatch._ops import STATUS_NAMES, is_traced
+from jaxmatch._ops import is_traced, with_status_name
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
-from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_positive, next_pow2
+from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_positive, check_type, next_pow2
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
@@ -18,6 +18,7 @@ METHODS = ("pr", "flow")
 INITS = (None,) + _init.METHODS
 
 
+@with_status_name
 class MatchingResult(NamedTuple):
     """A matching: ``row_mate[r]`` is r's column or -1, ``col_mate[c]`` c's row or -1.
 
@@ -35,16 +36,9 @@ class MatchingResult(NamedTuple):
     status: jax.Array
     stats: dict[str, Any]
 
-    @property
-    def status_name(self) -> str:
-        return STATUS_NAMES[int(self.status)]
-
 
 def _check_graph(g) -> None:
-    if not isinstance(g, BipartiteGraph):
-        raise GraphInputError(
-            f"expected a jaxmatch.BipartiteGraph, got {type(g).__name__}; build one with "
-            "BipartiteGraph.from_edges or jaxmatch.from_scipy")
+    check_type(g, BipartiteGraph, "BipartiteGraph.from_edges or jaxmatch.from_scipy")
     if g.row_cap + g.col_cap + 2 > INT32_MAX:
         raise GraphInputError("row_cap + col_cap must stay below 2**31 - 2 (labels are int32)")
 

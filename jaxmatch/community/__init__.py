@@ -9,14 +9,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import STATUS_NAMES, is_traced
+from jaxmatch._ops import is_traced, with_status_name
 from jaxmatch.community import louvain as _lv
 from jaxmatch.community.modularity import modularity
-from jaxmatch.graph import Graph, GraphInputError, check_positive
+from jaxmatch.graph import Graph, GraphInputError, check_positive, check_type
 
 __all__ = ["LouvainResult", "louvain", "modularity"]
 
 
+@with_status_name
 class LouvainResult(NamedTuple):
     """Communities found by :func:`louvain`.
 
@@ -52,16 +53,9 @@ class LouvainResult(NamedTuple):
     status: jax.Array
     stats: dict[str, Any]
 
-    @property
-    def status_name(self) -> str:
-        return STATUS_NAMES[int(self.status)]
-
 
 def _check_graph(g) -> None:
-    if not isinstance(g, Graph):
-        raise GraphInputError(
-            f"expected a jaxmatch.Graph (undirected), got {type(g).__name__}; build one with "
-            "Graph.from_edges, jaxmatch.from_scipy or jaxmatch.read")
+    check_type(g, Graph, "Graph.from_edges, jaxmatch.from_scipy or jaxmatch.read")
     if not is_traced(g.n) and jnp.ndim(g.n) != 0:
         raise GraphInputError(
             "got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, e.g. "

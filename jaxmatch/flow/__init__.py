@@ -16,14 +16,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import STATUS_NAMES, is_traced, mask_ids, take
+from jaxmatch._ops import is_traced, mask_ids, take, with_status_name
 from jaxmatch.flow import push_relabel as _pr
 from jaxmatch.graph import (
-    CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_positive, next_pow2)
+    CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_positive, check_type, next_pow2)
 
 __all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
 
 
+@with_status_name
 class FlowResult(NamedTuple):
     """A maximum flow and a minimum cut of the same value.
 
@@ -48,11 +49,8 @@ class FlowResult(NamedTuple):
     status: jax.Array
     stats: dict[str, Any]
 
-    @property
-    def status_name(self) -> str:
-        return STATUS_NAMES[int(self.status)]
 
-
+@with_status_name
 class CutResult(NamedTuple):
     """A minimum s-t cut: its capacity, its source side and the arcs crossing it.
 
@@ -66,10 +64,6 @@ class CutResult(NamedTuple):
     cut_arcs: jax.Array
     status: jax.Array
 
-    @property
-    def status_name(self) -> str:
-        return STATUS_NAMES[int(self.status)]
-
 
 # --------------------------------------------------------------------------
 # validation (host side, before tracing)
@@ -78,10 +72,7 @@ class CutResult(NamedTuple):
 
 
 def _check_net(net) -> None:
-    if not isinstance(net, FlowNetwork):
-        raise GraphInputError(
-            f"expected a jaxmatch.FlowNetwork, got {type(net).__name__}; build one with "
-            "FlowNetwork.from_edges, jaxmatch.from_scipy(A, kind='flow') or jaxmatch.read")
+    check_type(net, FlowNetwork, "FlowNetwork.from_edges, jaxmatch.from_scipy(A, kind='flow') or jaxmatch.read")
     if not is_traced(net.n) and np.ndim(net.n) != 0:
         raise GraphInputError("max_flow takes one network; map it over a batch made by "
                               "jaxmatch.stack with jax.vmap")
@@ -310,8 +301,7 @@ def matching_network(g: BipartiteGraph, *, layout: str = "bcsr"):
     >>> int(net.n), int(net.n_arcs), int(s), int(t)
     (6, 7, 4, 5)
     """
-    if not isinstance(g, BipartiteGraph):
-        raise GraphInputError(f"expected a jaxmatch.BipartiteGraph, got {type(g).__name__}")
+    check_type(g, BipartiteGraph, "BipartiteGraph.from_edges or jaxmatch.from_scipy")
     if layout not in LAYOUTS:
         raise GraphInputError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if g.row_cap + g.col_cap + g.edge_cap + 2 > INT32_MAX // 2:
@@ -354,8 +344,7 @@ def matching_from_flow(g: BipartiteGraph, flow):
     >>> rm.tolist(), cm.tolist()
     ([0, 1], [0, 1])
     """
-    if not isinstance(g, BipartiteGraph):
-        raise GraphInputError(f"expected a jaxmatch.BipartiteGraph, got {type(g).__name__}")
+    check_type(g, BipartiteGraph, "BipartiteGraph.from_edges or jaxmatch.from_scipy")
     row_mate, col_mate = _matching_from_flow(g, jnp.asarray(flow))
     if not is_traced(g.n_rows):
         row_mate, col_mate = row_mate[:int(g.n_rows)], col_mate[:int(g.n_cols)]

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import STATUS_NAMES, is_traced
+from jaxmatch._ops import is_traced, with_status_name
 from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_positive, next_pow2
 from jaxmatch.graph import _capacity as _cap
 from jaxmatch.graph import _static as _field_static
@@ -375,6 +375,7 @@ def read_preferences(path):
 # the solver
 
 
+@with_status_name
 class StableMarriageResult(NamedTuple):
     """The man-optimal stable matching.
 
@@ -393,10 +394,6 @@ class StableMarriageResult(NamedTuple):
     husband: jax.Array
     status: jax.Array
     stats: dict[str, Any]
-
-    @property
-    def status_name(self) -> str:
-        return STATUS_NAMES[int(self.status)]
 
 
 

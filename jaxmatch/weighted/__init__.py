@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import STATUS_NAMES, is_traced, take
-from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_positive
+from jaxmatch._ops import is_traced, take, with_status_name
+from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_positive, check_type
 from jaxmatch.weighted import b_suitor as _bs
 from jaxmatch.weighted import locally_dominant as _ld
 from jaxmatch.weighted import suitor as _su
@@ -37,6 +37,7 @@ MAX_VERTEX_CAP = 1 << 29   # ring-queue index arithmetic stays inside int32
 MAX_LANES = 1 << 30
 
 
+@with_status_name
 class WeightedMatchingResult(NamedTuple):
     """A matching: ``mate[v]`` is v's partner or -1.
 
@@ -55,11 +56,8 @@ class WeightedMatchingResult(NamedTuple):
     status: jax.Array
     stats: dict[str, Any]
 
-    @property
-    def status_name(self) -> str:
-        return STATUS_NAMES[int(self.status)]
 
-
+@with_status_name
 class BMatchingResult(NamedTuple):
     """A b-matching.
 
@@ -79,20 +77,13 @@ class BMatchingResult(NamedTuple):
     status: jax.Array
     stats: dict[str, Any]
 
-    @property
-    def status_name(self) -> str:
-        return STATUS_NAMES[int(self.status)]
-
 
 # --------------------------------------------------------------------------
 # validation (on the host, before tracing)
 
 
 def _check_graph(g) -> None:
-    if not isinstance(g, Graph):
-        raise GraphInputError(
-            f"expected a jaxmatch.Graph, got {type(g).__name__}; build one with Graph.from_edges "
-            "or jaxmatch.from_scipy(A, kind='graph')")
+    check_type(g, Graph, "Graph.from_edges or jaxmatch.from_scipy(A, kind='graph')")
     if g.vertex_cap > MAX_VERTEX_CAP:
         raise GraphInputError(f"vertex_cap = {g.vertex_cap} is above the supported {MAX_VERTEX_CAP}")
 
