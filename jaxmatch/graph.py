@@ -524,6 +524,9 @@ def stack(graphs):
         if len(layouts) > 1:
             raise GraphInputError(f"stack needs one residual layout, got {sorted(layouts)}")
     padded = [g.with_capacity(**caps) for g in graphs]
+    if kind is Graph and any(g.weighted for g in graphs):
+        # an unweighted graph stores unit weights, so it joins a weighted batch as weighted
+        padded = [dataclasses.replace(g, weighted=True) for g in padded]
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *padded)
 
 

@@ -179,6 +179,12 @@ def test_stack_unstack_vmap():
 def test_stack_graphs_and_networks():
     b = stack([Graph.from_edges([0], [1], [2.0]), Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 1.0, 1.0])])
     assert b.adj.weights.shape == (2, 8)
+    mixed = stack([Graph.from_edges([0], [1], [2.5]), Graph.from_edges([0, 1], [1, 2])])  # weighted + unweighted
+    assert mixed.weighted
+    np.testing.assert_allclose(jaxmatch.to_scipy(unstack(mixed)[1]).toarray(),
+                               [[0, 1, 0], [1, 0, 1], [0, 1, 0]])
+    with pytest.raises(GraphInputError, match="one residual layout"):
+        stack([FlowNetwork.from_edges([0], [1], [1]), FlowNetwork.from_edges([0], [1], [1], layout="rcsr")])
     f = stack([FlowNetwork.from_edges([0], [1], [4]), FlowNetwork.from_edges([0, 1], [1, 2], [1, 1])])
     assert f.res_rev.shape == (2, 4)
     assert [int(n.n_arcs) for n in unstack(f)] == [1, 2]
