@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxmatch._ops import is_traced, with_status_name
 from jaxmatch.bipartite import init as _init
@@ -90,14 +91,16 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     with ``k`` the adaptive global-relabel factor (next relabel after
     ``k * maxLevel`` steps); ``"flow"``, unit-capacity max flow with a super
     source and sink by :func:`jaxmatch.flow.max_flow` (WBPR; ``init``, ``k``
-    and ``lanes`` do not apply, ``max_iters`` bounds the flow solver). ``init`` picks the initial matching ("cheap",
-    "karp_sipser" or None for empty, run for at most ``init_rounds`` rounds).
+    and ``lanes`` do not apply, ``max_iters`` bounds the flow solver).
+    ``init`` picks the initial matching ("cheap", "karp_sipser" or None for
+    empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
     + 1024``); ``lanes`` is the number of edges a push step scans at once.
 
     Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
-    by :func:`jaxmatch.stack`. Each step costs O(n + edges of the active
-    columns); a global relabel O(|E|) per BFS level.
+    by :func:`jaxmatch.stack`. A push-relabel step costs O(slots + lanes),
+    slots being the free columns after the start (eagerly; the column
+    capacity under tracing); a global relabel O(|E|) per BFS level.
 
     >>> g = BipartiteGraph.from_edges([0, 1, 1, 2], [0, 0, 1, 1])
     >>> res = maximum_matching(g)
@@ -134,7 +137,8 @@ def _by_flow(g, max_iters) -> MatchingResult:
 def active_slots(g, col_mate) -> int:
     """Eager length of the active-column list: the free columns left by the start, as a
     power of two (graphs of up to 4096 columns keep the full list: one compilation per capacity)."""
-    return max(next_pow2(int(jnp.sum(col_mate[:g.n_cols] == -1))), min(g.col_cap, 4096))
+    free = int(np.sum(np.asarray(col_mate)[:int(g.n_cols)] == -1))
+    return max(next_pow2(free), min(g.col_cap, 4096))
 
 
 @partial(jax.jit, static_argnames=("init", "init_rounds"))
