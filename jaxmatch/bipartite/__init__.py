@@ -9,13 +9,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmatch._ops import is_traced, with_status_name
+from jaxmatch.bipartite import augmenting as _ap
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
 from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_positive, check_type, next_pow2
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
-METHODS = ("pr", "flow")
+METHODS = ("pr", "flow") + _ap.METHODS
 INITS = (None,) + _init.METHODS
 
 
@@ -84,14 +85,21 @@ def _initial(g, *, method, max_rounds):
 
 def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None = "karp_sipser",
                      max_iters: int | None = None, k: float = _pr.DEFAULT_K,
-                     init_rounds: int = _init.DEFAULT_ROUNDS, lanes: int = _pr.DEFAULT_LANES) -> MatchingResult:
+                     init_rounds: int = _init.DEFAULT_ROUNDS, lanes: int = _pr.DEFAULT_LANES,
+                     bfs: str = "gpubfs_wr") -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
     Methods: ``"pr"``, G-PR push-relabel (Deveci, Kaya, Ucar, Catalyurek),
     with ``k`` the adaptive global-relabel factor (next relabel after
     ``k * maxLevel`` steps); ``"flow"``, unit-capacity max flow with a super
     source and sink by :func:`jaxmatch.flow.max_flow` (WBPR; ``init``, ``k``
-    and ``lanes`` do not apply, ``max_iters`` bounds the flow solver).
+    and ``lanes`` do not apply, ``max_iters`` bounds the flow solver);
+    ``"apfb"`` / ``"apsb"``, phases of alternating BFS from all free columns,
+    then augmentation along all paths found (APFB: the BFS runs out; APsB: it
+    stops at the first level that finds a path), with ``bfs`` "gpubfs" or
+    "gpubfs_wr" (a tree stops growing once it found a path); ``max_iters``
+    bounds the phases (default ``min(row_cap, col_cap) + 1``, never hit; ``k``
+    and ``lanes`` do not apply), see :mod:`jaxmatch.bipartite.augmenting`.
     ``init`` picks the initial matching ("cheap", "karp_sipser" or None for
     empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
@@ -114,13 +122,18 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     check_positive(init_rounds, "init_rounds")
     check_positive(k, "k", float)
     check_positive(lanes, "lanes")
+    _check_choice(bfs, _ap.BFS, "bfs")
     if method == "flow":
         return _by_flow(g, max_iters)
-    if max_iters is None:
-        max_iters = 16 * (g.row_cap + g.col_cap) + 1024
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
-    slots = None if is_traced(row_mate) else active_slots(g, col_mate)
-    out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, k=float(k), lanes=lanes, slots=slots)
+    if method == "pr":
+        if max_iters is None:
+            max_iters = 16 * (g.row_cap + g.col_cap) + 1024
+        slots = None if is_traced(row_mate) else active_slots(g, col_mate)
+        opts = dict(k=float(k), lanes=lanes, slots=slots, bfs=None)
+    else:  # options that do not apply are fixed, so they cause no recompilation
+        opts = dict(k=0.0, lanes=0, slots=None, bfs=bfs)
+    out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, **opts)
     return _finish(g, *out[:3], dict(out[3], init_rounds=rounds))
 
 
@@ -148,6 +161,8 @@ def _start(g, *, init, init_rounds):
     return _init.initial_matching_arrays(g, init, init_rounds)
 
 
-@partial(jax.jit, static_argnames=("method", "max_iters", "k", "lanes", "slots"))
-def _solve(g, row_mate, col_mate, *, method, max_iters, k, lanes, slots):
+@partial(jax.jit, static_argnames=("method", "max_iters", "k", "lanes", "slots", "bfs"))
+def _solve(g, row_mate, col_mate, *, method, max_iters, k, lanes, slots, bfs):
+    if method in _ap.METHODS:
+        return _ap.augmenting_paths(g, row_mate, col_mate, method=method, bfs=bfs, max_iters=max_iters)
     return _pr.push_relabel(g, row_mate, col_mate, max_iters=max_iters, k=k, lanes=lanes, slots=slots)
