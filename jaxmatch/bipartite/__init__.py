@@ -89,7 +89,7 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
                      bfs: str = "gpubfs_wr") -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
-    Methods: ``"pr"``, G-PR push-relabel (Deveci, Kaya, Ucar, Catalyurek),
+    Methods: ``"pr"``, G-PR push-relabel (the lock-free GPU push-relabel paper),
     with ``k`` the adaptive global-relabel factor (next relabel after
     ``k * maxLevel`` steps); ``"flow"``, unit-capacity max flow with a super
     source and sink by :func:`jaxmatch.flow.max_flow` (WBPR; ``init``, ``k``

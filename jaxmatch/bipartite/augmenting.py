@@ -1,9 +1,9 @@
 """APFB and APsB: augmenting-path matching by phases of alternating BFS.
 
 Paper: M. Deveci, K. Kaya, B. Ucar, U. V. Catalyurek, "GPU accelerated
-maximum cardinality matching algorithms for bipartite graphs" (the APFB /
-APsB algorithms of ``shared/papers/gpu-augmenting-path-matching.txt``;
-restated in ``shared/papers/NOTES.md``).
+maximum cardinality matching algorithms for bipartite graphs" (Euro-Par 2013;
+``shared/papers/gpu-augmenting-path-matching.txt``, its pseudocode restated
+in ``shared/papers/NOTES.md``).
 
 One *phase*:
 

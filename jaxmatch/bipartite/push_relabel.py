@@ -1,8 +1,7 @@
 """G-PR: push-relabel maximum cardinality matching in bulk-synchronous array form.
 
-Paper: M. Deveci, K. Kaya, B. Ucar, U. V. Catalyurek, "GPU accelerated maximum
-cardinality matching algorithms for bipartite graphs" (the G-PR paper in
-``shared/papers/gpu-push-relabel-matching.txt``), Algorithms 1-9.
+Paper: the atomic- and lock-free GPU push-relabel matching paper (G-PR),
+``shared/papers/gpu-push-relabel-matching.txt``, Algorithms 1-9.
 
 Labels ``psi_r`` (rows) and ``psi_c`` (columns) are lower bounds on the
 alternating distance to an unmatched row; ``inf = n_rows + n_cols``. Active
