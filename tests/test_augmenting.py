@@ -1,28 +1,20 @@
 """APFB / APsB maximum matching (method="apfb"/"apsb", bfs="gpubfs"/"gpubfs_wr"): against scipy,
 a sequential augmenting-path reference, and Koenig certificates."""
-from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 import jaxmatch
 from jaxmatch import BipartiteGraph, GraphInputError, certify, read
 from jaxmatch.bipartite import maximum_matching
+from tests.matching_cases import CAPS, DATA, check, random_instance, scipy_size
 
-CAPS = dict(row_capacity=64, col_capacity=64, edge_capacity=512)
 COMBOS = [(m, b) for m in ("apfb", "apsb") for b in ("gpubfs", "gpubfs_wr")]
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-def scipy_size(rows, cols, nr, nc):
-    a = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(nr, nc))
-    a.sum_duplicates()
-    return int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum())
 
 
 def sequential_size(rows, cols, nr, nc):
@@ -44,19 +36,8 @@ def sequential_size(rows, cols, nr, nc):
     return sum(dfs(c, [False] * nr) for c in range(nc))
 
 
-def random_instance(rng):
-    nr, nc = (int(x) for x in rng.integers(1, 64, 2))
-    density = rng.choice([0.02, 0.05, 0.1, 0.3])
-    m = min(int(density * nr * nc) + int(rng.integers(0, 4)), 512)
-    r = rng.integers(0, max(1, int(nr * rng.uniform(0.6, 1.0))), m)
-    c = rng.integers(0, max(1, int(nc * rng.uniform(0.6, 1.0))), m)
-    return r, c, nr, nc
 
 
-def check(g, res, expected):
-    assert int(res.status) == 0, res.status_name
-    assert int(res.cardinality) == expected
-    certify.check_maximum_matching(g, res.row_mate, res.col_mate)
 
 
 @pytest.mark.parametrize("method, bfs", COMBOS)

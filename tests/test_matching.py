@@ -1,41 +1,22 @@
 """Maximum cardinality bipartite matching: against scipy, with Koenig certificates."""
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 import jaxmatch
 from jaxmatch import BipartiteGraph, GraphInputError, certify
 from jaxmatch.bipartite import initial_matching, maximum_matching
-
-CAPS = dict(row_capacity=64, col_capacity=64, edge_capacity=512)
-
-
-def scipy_size(rows, cols, nr, nc):
-    a = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(nr, nc))
-    a.sum_duplicates()
-    return int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum())
+from tests.matching_cases import CAPS, check, random_instance, scipy_size
 
 
-def random_instance(rng):
-    """Square or rectangular, sparse or dense, often with isolated vertices."""
-    nr, nc = (int(x) for x in rng.integers(1, 64, 2))
-    density = rng.choice([0.02, 0.05, 0.1, 0.3])
-    m = min(int(density * nr * nc) + int(rng.integers(0, 4)), 512)
-    # leave some vertices isolated by drawing from a sub-range
-    r = rng.integers(0, max(1, int(nr * rng.uniform(0.6, 1.0))), m)
-    c = rng.integers(0, max(1, int(nc * rng.uniform(0.6, 1.0))), m)
-    return r, c, nr, nc
 
 
-def check(g, res, expected):
-    assert int(res.status) == 0, res.status_name
-    assert int(res.cardinality) == expected
-    certify.check_maximum_matching(g, res.row_mate, res.col_mate)
+
+
+
 
 
 @pytest.mark.parametrize("block", range(6))

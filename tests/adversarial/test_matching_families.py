@@ -1,13 +1,10 @@
 """Adversarial families for maximum matching, and the real KONECT graphs."""
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from jaxmatch import BipartiteGraph, certify, read
 from jaxmatch.bipartite import maximum_matching
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+from tests.matching_cases import DATA
 
 
 def solve(g, expected, **kw):
