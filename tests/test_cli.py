@@ -15,6 +15,8 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
     (["flow", str(DATA / "dimacs_maxflow" / "network.dimacs")], "flow value 228"),
     (["flow", str(DATA / "dimacs_maxflow" / "example.max"), "--layout", "rcsr"], "flow value 6"),
     (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "flow"], "cardinality 188"),
+    (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "apsb", "--bfs", "gpubfs"],
+     "cardinality 188"),
     (["suitor", str(DATA / "newman_classic" / "lesmis.gml")], "(converged)"),
     (["louvain", str(DATA / "newman_classic" / "karate.gml")], "level 0: 34 vertices"),
 ])
