@@ -7,10 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import jaxmatch
 from jaxmatch import BipartiteGraph, GraphInputError, certify, read
 from jaxmatch.bipartite import maximum_matching
-from tests.matching_cases import CAPS, DATA, check, random_instance, scipy_size
+from tests.matching_cases import CAPS, DATA, check, check_vmap_equals_single_runs, random_instance, scipy_size
 
 COMBOS = [(m, b) for m in ("apfb", "apsb") for b in ("gpubfs", "gpubfs_wr")]
 
@@ -125,22 +124,7 @@ def test_jit_and_stats():
 
 @pytest.mark.parametrize("method, bfs", [("apfb", "gpubfs_wr"), ("apsb", "gpubfs")])
 def test_vmap_batch_equals_single_runs(method, bfs):
-    rng = np.random.default_rng(3)
-    graphs = []
-    for _ in range(16):
-        nr, nc = (int(x) for x in rng.integers(1, 30, 2))
-        m = int(rng.integers(0, 90))
-        graphs.append(BipartiteGraph.from_edges(rng.integers(0, nr, m), rng.integers(0, nc, m), nr, nc))
-    batch = jaxmatch.stack(graphs)
-    caps = dict(row_capacity=batch.row_cap, col_capacity=batch.col_cap, edge_capacity=batch.edge_cap)
-    out = jax.vmap(lambda h: maximum_matching(h, method=method, bfs=bfs))(batch)
-    for i, g in enumerate(graphs):
-        single = maximum_matching(g.with_capacity(**caps), method=method, bfs=bfs)
-        pad = [-1] * (batch.row_cap - int(g.n_rows))
-        np.testing.assert_array_equal(out.row_mate[i], single.row_mate.tolist() + pad)
-        assert int(out.cardinality[i]) == int(single.cardinality) and int(out.status[i]) == 0
-        nr, nc = int(g.n_rows), int(g.n_cols)
-        certify.check_maximum_matching(g, out.row_mate[i][:nr], out.col_mate[i][:nc])
+    check_vmap_equals_single_runs(16, method=method, bfs=bfs)
 
 
 def test_degenerate_inputs():

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import jaxmatch
 from jaxmatch import BipartiteGraph, GraphInputError, certify
 from jaxmatch.bipartite import initial_matching, maximum_matching
-from tests.matching_cases import CAPS, check, random_instance, scipy_size
+from tests.matching_cases import CAPS, check, check_vmap_equals_single_runs, random_instance, scipy_size
 
 
 
@@ -75,24 +75,7 @@ def test_jit_and_stats():
 
 
 def test_vmap_batch_of_64_equals_single_runs():
-    rng = np.random.default_rng(3)
-    graphs = []
-    for _ in range(64):
-        nr, nc = (int(x) for x in rng.integers(1, 30, 2))
-        m = int(rng.integers(0, 90))
-        graphs.append(BipartiteGraph.from_edges(rng.integers(0, nr, m), rng.integers(0, nc, m), nr, nc))
-    batch = jaxmatch.stack(graphs)
-    out = jax.vmap(lambda h: maximum_matching(h))(batch)
-    for i, g in enumerate(graphs):
-        single = maximum_matching(g.with_capacity(**batch_caps(batch)))
-        np.testing.assert_array_equal(out.row_mate[i], single.row_mate.tolist() + [-1] * (batch.row_cap - int(g.n_rows)))
-        assert int(out.cardinality[i]) == int(single.cardinality)
-        nr, nc = int(g.n_rows), int(g.n_cols)
-        certify.check_maximum_matching(g, out.row_mate[i][:nr], out.col_mate[i][:nc])
-
-
-def batch_caps(b):
-    return dict(row_capacity=b.row_cap, col_capacity=b.col_cap, edge_capacity=b.edge_cap)
+    check_vmap_equals_single_runs(64)
 
 
 def test_max_iters_reports_status_and_stays_valid():
