@@ -51,47 +51,51 @@ FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,C
               "--xla_gpu_graph_min_graph_size=1")
 
 
-def device_bytes(g, method, slots):
-    """Peak device memory of the solver from XLA's buffer assignment: arguments + outputs + temporaries
-    (the larger of the start phase and the push-relabel phase)."""
+def device_bytes(g, method):
+    """Peak device memory of one solve from XLA's buffer assignment (arguments + outputs +
+    temporaries), compiled under ``jit``: an upper bound, as the active list then has
+    the column capacity instead of the eager run's free-column count."""
     import jax
-    from jaxmatch import bipartite
-    peaks = []
-    start = bipartite._start.lower(g, init="karp_sipser", init_rounds=bipartite._init.DEFAULT_ROUNDS)
-    rm, cm = jax.numpy.zeros(g.row_cap, "int32"), jax.numpy.zeros(g.col_cap, "int32")
-    solve = bipartite._solve.lower(g, rm, cm, method=method, max_iters=16 * (g.row_cap + g.col_cap) + 1024,
-                                   k=bipartite._pr.DEFAULT_K, lanes=bipartite._pr.DEFAULT_LANES, slots=slots)
-    for lowered in (start, solve):
-        m = lowered.compile().memory_analysis()
-        if m is None:
-            return None
-        peaks.append(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-                     - m.alias_size_in_bytes)
-    return max(peaks)
+    from jaxmatch.bipartite import maximum_matching
+    m = jax.jit(lambda g: maximum_matching(g, method=method)).lower(g).compile().memory_analysis()
+    if m is None:
+        return None
+    return m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes
 
 
-def _child(conn, fn):
+def _child(conn, setup, fn):
+    x = setup()  # not timed (e.g. building igraph's graph)
     t = time.perf_counter()
-    out = fn()
+    out = fn(x)
     conn.send((time.perf_counter() - t, out))
 
 
-def timed_with_limit(fn, limit):
-    """(seconds, result) of fn() in a forked process, or (None, None) past ``limit`` seconds.
+class Peer:
+    """A CPU peer timed in a forked process, started now and collected later.
 
-    scipy's Hopcroft-Karp can take minutes on permuted meshes; the answer is
-    checked by the certificate anyway, so a slow peer only loses its column.
+    The peers of one graph run at the same time as each other and as
+    jaxmatch's GPU runs (each on its own core of the 16), which saves the
+    device time they would otherwise idle through. ``setup`` (not timed)
+    builds the peer's input. A peer not done ``limit`` seconds after
+    :meth:`result` is called is stopped and loses its column (scipy's
+    Hopcroft-Karp can take minutes on permuted meshes; the certificate proves
+    jaxmatch's answer maximum on its own).
     """
-    import multiprocessing as mp
-    ctx = mp.get_context("fork")
-    here, there = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(there, fn))
-    proc.start()
-    ready = here.poll(limit)
-    out = here.recv() if ready else (None, None)
-    proc.kill()
-    proc.join()
-    return out
+
+    def __init__(self, fn, limit, setup=lambda: None):
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        self.conn, there = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_child, args=(there, setup, fn))
+        self.limit = limit
+        self.proc.start()
+
+    def result(self):
+        """(seconds, result), or (None, None) when stopped."""
+        out = self.conn.recv() if self.conn.poll(self.limit) else (None, None)
+        self.proc.kill()
+        self.proc.join()
+        return out
 
 
 def timed(fn, repeats):
@@ -154,41 +158,39 @@ def main():
         coo = a.tocoo()
         g = jaxmatch.BipartiteGraph.from_edges(coo.row, coo.col, shape[0], shape[1])
         del coo
-        # peers: one timed run each (scipy under a time limit); their sizes must agree
-        sizes = {}
+        # peers: one timed run each, in forked processes while jaxmatch runs; their sizes must agree
+        peers, sizes = {}, {}
         if "scipy" in args.peers:
-            t, ref = timed_with_limit(lambda: int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum()),
-                                      args.peer_limit)
-            rec["scipy_s"] = t
-            if ref is not None:
-                sizes["scipy"] = ref
+            peers["scipy"] = Peer(lambda _: int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum()),
+                                  args.peer_limit)
         if ig is not None and "igraph" in args.peers:
-            coo = a.tocoo()
-            types = np.concatenate([np.zeros(shape[0], bool), np.ones(shape[1], bool)]).tolist()
-            h = ig.Graph(n=shape[0] + shape[1], edges=np.column_stack([coo.row, shape[0] + coo.col]))
-            t, m = timed_with_limit(lambda: len(h.maximum_bipartite_matching(types)), args.peer_limit)
-            rec["igraph_s"] = t
-            if m is not None:
-                sizes["igraph"] = m
-            del h, coo
-        assert len(set(sizes.values())) <= 1, (name, sizes)
-        size = next(iter(sizes.values()), None)
-        rec["maximum"] = size
+            def igraph_input():
+                coo = a.tocoo()
+                types = np.concatenate([np.zeros(shape[0], bool), np.ones(shape[1], bool)]).tolist()
+                return ig.Graph(n=shape[0] + shape[1], edges=np.column_stack([coo.row, shape[0] + coo.col])), types
+            peers["igraph"] = Peer(lambda x: len(x[0].maximum_bipartite_matching(x[1])), args.peer_limit,
+                                   setup=igraph_input)
         for method in args.methods:
             t = time.perf_counter()
             res = jax.block_until_ready(maximum_matching(g, method=method))
             compile_s = time.perf_counter() - t
             med, res = timed(lambda: jax.block_until_ready(maximum_matching(g, method=method)), args.repeats)
-            assert size is None or int(res.cardinality) == size, (name, method, int(res.cardinality), size)
             certify.check_maximum_matching(a, res.row_mate, res.col_mate)  # proves maximum on its own
-            rec["maximum"] = int(res.cardinality)
+            sizes[method] = int(res.cardinality)
             st = {k: int(v) for k, v in res.stats.items()}
             st["slots"] = jaxmatch.bipartite.active_slots(g, jaxmatch.bipartite._start(
                 g, init="karp_sipser", init_rounds=jaxmatch.bipartite._init.DEFAULT_ROUNDS)[1])
+            steps = st.get("iterations", st.get("phases", 1))
+            peak = device_bytes(g, method)
             rec[method] = dict(time_s=med, first_call_s=compile_s, edges_per_s=a.nnz / med,
-                               us_per_iter=1e6 * med / max(1, st.get("iterations", 1)), **st)
-        rec["peak_device_bytes"] = device_bytes(g, args.methods[0], slots=rec[args.methods[0]]["slots"])
-        rec["bytes_per_edge"] = rec["peak_device_bytes"] / a.nnz if rec["peak_device_bytes"] else None
+                               us_per_step=1e6 * med / max(1, steps), peak_device_bytes=peak,
+                               bytes_per_edge=peak / a.nnz if peak else None, **st)
+        for peer, run in peers.items():
+            rec[f"{peer}_s"], size = run.result()
+            if size is not None:
+                sizes[peer] = size
+        assert len(set(sizes.values())) == 1, (name, sizes)  # every method and peer agree
+        rec["maximum"] = sizes[args.methods[0]]
         rows_out.append(rec)
         print(json.dumps(rec), flush=True)
         meta = dict(device=str(device), platform=device.platform, jax=jax.__version__,
@@ -200,9 +202,9 @@ def main():
 
     print(f"\ndevice {device} jax {jax.__version__}")
     hdr = f"{'graph':18s} {'rows':>9s} {'edges':>10s} {'max':>9s} {'scipy s':>8s} {'igraph s':>8s}"
-    for m in args.methods:
-        hdr += f" {m + ' s':>8s} {'iters':>6s} {'GRs':>4s} {'us/it':>6s} {'vs ig':>6s}"
-    print(hdr + f" {'B/edge':>6s}")
+    for m in args.methods:  # steps: push-relabel iterations, or augmenting-path phases
+        hdr += f" {m + ' s':>9s} {'steps':>6s} {'us/st':>6s} {'vs ig':>6s} {'B/e':>5s}"
+    print(hdr)
     ratios = {m: [] for m in args.methods}
     for r in rows_out:
         line = (f"{r['graph']:18s} {r['n_rows']:9d} {r['edges']:10d} {r['maximum']:9d} "
@@ -211,9 +213,9 @@ def main():
             x = r[m]
             ratio = (r.get("igraph_s") or float("nan")) / x["time_s"]
             ratios[m].append(ratio)
-            line += (f" {x['time_s']:8.4f} {x['iterations']:6d} {x['global_relabels']:4d} "
-                     f"{x['us_per_iter']:6.1f} {ratio:6.2f}")
-        print(line + f" {r['bytes_per_edge'] or float('nan'):6.1f}")
+            line += (f" {x['time_s']:9.4f} {x.get('iterations', x.get('phases', 0)):6d} "
+                     f"{x['us_per_step']:6.0f} {ratio:6.2f} {x['bytes_per_edge'] or float('nan'):5.1f}")
+        print(line)
     for m, rs in ratios.items():
         rs = [x for x in rs if np.isfinite(x)]
         if rs:

@@ -12,13 +12,6 @@ from jaxmatch.bipartite import initial_matching, maximum_matching
 from tests.matching_cases import CAPS, check, check_vmap_equals_single_runs, random_instance, scipy_size
 
 
-
-
-
-
-
-
-
 @pytest.mark.parametrize("block", range(6))
 def test_random_graphs_against_scipy(block):
     """300 random graphs (6 blocks of 50), every init option, one compilation each."""

@@ -53,6 +53,7 @@ from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_i
 
 DEFAULT_K = 0.7
 DEFAULT_LANES = 1 << 18
+SUBSTEPS = 16  # push steps per round of the outer loop (see push_relabel)
 
 
 class PRState(NamedTuple):
@@ -63,6 +64,7 @@ class PRState(NamedTuple):
     active: jax.Array        # [slots] active-column list, col_cap marks an empty slot
     claim: jax.Array         # [row_cap] scratch for the winner of each row, INT_MAX when unclaimed
     n_slots: jax.Array       # slots in use (a prefix of ``active``)
+    n_live: jax.Array        # non-empty slots after the last push step
     it: jax.Array
     next_gr: jax.Array
     n_gr: jax.Array
@@ -117,7 +119,7 @@ def _relabel_and_shrink(g, s: PRState, inf, k):
     col_mate = s.col_mate.at[mask_ids(v, live & ~reach, g.col_cap)].set(-2, mode="drop")
     active, n = compact(live & reach, v, g.col_cap)
     gap = jnp.maximum(1, jnp.ceil(k * levels).astype(jnp.int32))
-    return s._replace(psi_r=psi_r, psi_c=psi_c, col_mate=col_mate, active=active, n_slots=n,
+    return s._replace(psi_r=psi_r, psi_c=psi_c, col_mate=col_mate, active=active, n_slots=n, n_live=n,
                       next_gr=s.it + gap, n_gr=s.n_gr + 1, levels=s.levels + levels // 2)
 
 
@@ -164,20 +166,25 @@ def _push(g, s: PRState, lanes: int, inf) -> PRState:
     psi_r = s.psi_r.at[mask_ids(u, won, g.row_cap)].set(best + 2, mode="drop")
     nxt = jnp.where(won, jnp.where(old >= 0, old, g.col_cap), jnp.where(push, v, g.col_cap))
     return s._replace(row_mate=row_mate, col_mate=col_mate, psi_r=psi_r, psi_c=psi_c,
-                      active=nxt, claim=claim, it=s.it + 1, pushes=s.pushes + jnp.sum(won, dtype=jnp.int32))
+                      active=nxt, claim=claim, it=s.it + 1, pushes=s.pushes + jnp.sum(won, dtype=jnp.int32),
+                      n_live=jnp.sum(nxt < g.col_cap, dtype=jnp.int32))
 
 
 def _any_active(g, s: PRState):
     return jnp.any((jnp.arange(s.active.shape[0]) < s.n_slots) & (s.active < g.col_cap))
 
 
-def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_LANES, slots=None):
+def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_LANES, slots=None,
+                 substeps=SUBSTEPS):
     """Run G-PR from a matching; returns (row_mate, col_mate, status, stats dict).
 
     ``slots`` (static) is the length of the active-column list: at least the
     number of free columns of the starting matching (the list never grows,
     each slot holds at most one active column); default ``col_cap``. A step
-    costs O(slots + lanes), so a short list makes steps cheap.
+    costs O(slots + lanes), so a short list makes steps cheap. Each round of
+    the outer loop runs a global relabel when one is due, then up to
+    ``substeps`` push steps in an inner loop (``iterations`` counts push
+    steps, so the schedule and the bound are those of one step per round).
     """
     slots = g.col_cap if slots is None else int(slots)
     inf = (g.n_rows + g.n_cols).astype(jnp.int32)
@@ -188,13 +195,17 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
     active = active[:slots]
     zero = jnp.int32(0)
     s = PRState(row_mate, col_mate, jnp.zeros(g.row_cap, jnp.int32), jnp.ones(g.col_cap, jnp.int32),
-                active, jnp.full(g.row_cap, INT_MAX, jnp.int32), n, zero, zero, zero, zero, zero)
+                active, jnp.full(g.row_cap, INT_MAX, jnp.int32), n, n, zero, zero, zero, zero, zero)
+
+    def more(s: PRState):
+        return (s.n_live > 0) & (s.it < max_iters)
 
     def body(s: PRState) -> PRState:
-        s = lax.cond(s.it == s.next_gr, lambda s: _relabel_and_shrink(g, s, inf, k), lambda s: s, s)
-        return _push(g, s, lanes, inf)
+        s = lax.cond(s.it >= s.next_gr, lambda s: _relabel_and_shrink(g, s, inf, k), lambda s: s, s)
+        stop = jnp.minimum(s.next_gr, s.it + substeps)
+        return lax.while_loop(lambda s: more(s) & (s.it < stop), lambda s: _push(g, s, lanes, inf), s)
 
-    s = lax.while_loop(lambda s: _any_active(g, s) & (s.it < max_iters), body, s)
+    s = lax.while_loop(more, body, s)
     status = jnp.where(_any_active(g, s), MAX_ITERS, CONVERGED).astype(jnp.int32)
     col_mate = consistent_col_mate(g, s.row_mate, s.col_mate)
     stats = dict(iterations=s.it, global_relabels=s.n_gr, pushes=s.pushes, bfs_levels=s.levels)
