@@ -51,13 +51,28 @@ FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,C
               "--xla_gpu_graph_min_graph_size=1")
 
 
+def method_options(spec: str) -> dict:
+    """``"graft:graft=False,alpha=2"`` -> dict(method="graft", graft=False, alpha=2.0): a method
+    with options, for the ablations (values parsed as Python literals)."""
+    import ast
+    name, _, rest = spec.partition(":")
+    opts = dict(method=name)
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            opts[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            opts[key] = value
+    return opts
+
+
 def device_bytes(g, method):
     """Peak device memory of one solve from XLA's buffer assignment (arguments + outputs +
     temporaries), compiled under ``jit``: an upper bound, as the active list then has
     the column capacity instead of the eager run's free-column count."""
     import jax
     from jaxmatch.bipartite import maximum_matching
-    m = jax.jit(lambda g: maximum_matching(g, method=method)).lower(g).compile().memory_analysis()
+    m = jax.jit(lambda g: maximum_matching(g, **method_options(method))).lower(g).compile().memory_analysis()
     if m is None:
         return None
     return m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes
@@ -111,7 +126,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--scales", type=int, nargs="+", default=[20, 22])
     p.add_argument("--classes", nargs="+", default=["kron", "rmat_hard", "delaunay", "rgg", "road", "power_law"])
-    p.add_argument("--methods", nargs="+", default=["pr"])
+    p.add_argument("--methods", nargs="+", default=["pr"],
+                   help="methods, each optionally with options: apfb:bfs=gpubfs graft:graft=False")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--peers", nargs="*", default=["scipy", "igraph"])
     p.add_argument("--no-permuted", action="store_true")
@@ -172,9 +188,10 @@ def main():
                                    setup=igraph_input)
         for method in args.methods:
             t = time.perf_counter()
-            res = jax.block_until_ready(maximum_matching(g, method=method))
+            opts = method_options(method)
+            res = jax.block_until_ready(maximum_matching(g, **opts))
             compile_s = time.perf_counter() - t
-            med, res = timed(lambda: jax.block_until_ready(maximum_matching(g, method=method)), args.repeats)
+            med, res = timed(lambda: jax.block_until_ready(maximum_matching(g, **opts)), args.repeats)
             certify.check_maximum_matching(a, res.row_mate, res.col_mate)  # proves maximum on its own
             sizes[method] = int(res.cardinality)
             st = {k: int(v) for k, v in res.stats.items()}

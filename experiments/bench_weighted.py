@@ -284,19 +284,18 @@ def main(argv=None):
     print(f"device: {device.device_kind} ({device.platform}), jax {jax.__version__}, "
           f"copy bandwidth {bandwidth / 1e9:.1f} GB/s")
     rows, records = [], []
-    for kind in classes:
-        for size in sizes:
-            records.append(bench_graph(kind, size, args, bandwidth, rows))
-
     out_dir = pathlib.Path(os.environ.get("OUT") or ROOT / "experiments" / "results")
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = out_dir / f"weighted-{device.platform}-{stamp}.json"
-    path.write_text(json.dumps(dict(
-        benchmark="weighted", date=stamp, device=device.device_kind, platform=device.platform,
-        jax_version=jax.__version__, networkit=None if nk is None else nk.__version__,
-        copy_bandwidth_Bps=bandwidth, args={k: v for k, v in vars(args).items()}, graphs=records),
-        indent=1))
+    for kind in classes:
+        for size in sizes:
+            records.append(bench_graph(kind, size, args, bandwidth, rows))
+            path.write_text(json.dumps(dict(  # after every graph, so a stopped run keeps its results
+                benchmark="weighted", date=stamp, device=device.device_kind, platform=device.platform,
+                jax_version=jax.__version__, networkit=None if nk is None else nk.__version__,
+                copy_bandwidth_Bps=bandwidth, args={k: v for k, v in vars(args).items()}, graphs=records),
+                indent=1))
     peer = "NetworKit" if nk is not None else "numpy greedy"
     print(f"\nwrote {path}\n")
     print(f"{'graph':10s} {'edges':>11s} {'algorithm':13s} {'ms':>9s} {'Medges/s':>9s} "

@@ -10,13 +10,14 @@ import numpy as np
 
 from jaxmatch._ops import is_traced, with_status_name
 from jaxmatch.bipartite import augmenting as _ap
+from jaxmatch.bipartite import graft as _graft
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
 from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_positive, check_type, next_pow2
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
-METHODS = ("pr", "flow") + _ap.METHODS
+METHODS = ("pr", "flow") + _ap.METHODS + ("graft",)
 INITS = (None,) + _init.METHODS
 
 
@@ -86,7 +87,8 @@ def _initial(g, *, method, max_rounds):
 def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None = "karp_sipser",
                      max_iters: int | None = None, k: float = _pr.DEFAULT_K,
                      init_rounds: int = _init.DEFAULT_ROUNDS, lanes: int = _pr.DEFAULT_LANES,
-                     bfs: str = "gpubfs_wr") -> MatchingResult:
+                     bfs: str = "gpubfs_wr", graft: bool = True, direction_optimizing: bool = True,
+                     alpha: float = _graft.DEFAULT_ALPHA) -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
     Methods: ``"pr"``, G-PR push-relabel (the lock-free GPU push-relabel paper),
@@ -99,7 +101,13 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     stops at the first level that finds a path), with ``bfs`` "gpubfs" or
     "gpubfs_wr" (a tree stops growing once it found a path); ``max_iters``
     bounds the phases (default ``min(row_cap, col_cap) + 1``, never hit; ``k``
-    and ``lanes`` do not apply), see :mod:`jaxmatch.bipartite.augmenting`.
+    and ``lanes`` do not apply), see :mod:`jaxmatch.bipartite.augmenting`;
+    ``"graft"``, MS-BFS-Graft: vertex-disjoint alternating BFS trees from all
+    free columns, direction-optimising (top-down / bottom-up by the rule with
+    ``alpha``, the paper's 5), augmentation along all their paths at once, and
+    tree grafting between phases; ``graft=False`` rebuilds the forest every
+    phase, ``direction_optimizing=False`` always grows top-down; ``max_iters``
+    bounds the phases as for APFB, see :mod:`jaxmatch.bipartite.graft`.
     ``init`` picks the initial matching ("cheap", "karp_sipser" or None for
     empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
@@ -114,6 +122,9 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     >>> res = maximum_matching(g)
     >>> int(res.cardinality), res.status_name
     (2, 'converged')
+    >>> res = maximum_matching(g, method="graft", init=None)
+    >>> int(res.cardinality), int(res.stats["phases"])
+    (2, 2)
     """
     _check_graph(g)
     _check_choice(method, METHODS, "method")
@@ -123,6 +134,12 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     check_positive(k, "k", float)
     check_positive(lanes, "lanes")
     _check_choice(bfs, _ap.BFS, "bfs")
+    for name, flag in (("graft", graft), ("direction_optimizing", direction_optimizing)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise GraphInputError(f"{name} must be True or False, got {flag!r}")
+    check_positive(alpha, "alpha", float)
+    if not np.isfinite(alpha):
+        raise GraphInputError(f"alpha must be finite, got {alpha!r}")
     if method == "flow":
         return _by_flow(g, max_iters)
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
@@ -131,6 +148,9 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
             max_iters = 16 * (g.row_cap + g.col_cap) + 1024
         slots = None if is_traced(row_mate) else active_slots(g, col_mate)
         opts = dict(k=float(k), lanes=lanes, slots=slots, bfs=None)
+    elif method == "graft":
+        opts = dict(k=0.0, lanes=0, slots=None, bfs=None,
+                    graft=bool(graft), direction_optimizing=bool(direction_optimizing), alpha=float(alpha))
     else:  # options that do not apply are fixed, so they cause no recompilation
         opts = dict(k=0.0, lanes=0, slots=None, bfs=bfs)
     out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, **opts)
@@ -161,8 +181,13 @@ def _start(g, *, init, init_rounds):
     return _init.initial_matching_arrays(g, init, init_rounds)
 
 
-@partial(jax.jit, static_argnames=("method", "max_iters", "k", "lanes", "slots", "bfs"))
-def _solve(g, row_mate, col_mate, *, method, max_iters, k, lanes, slots, bfs):
+@partial(jax.jit, static_argnames=("method", "max_iters", "k", "lanes", "slots", "bfs", "graft",
+                                   "direction_optimizing", "alpha"))
+def _solve(g, row_mate, col_mate, *, method, max_iters, k, lanes, slots, bfs,
+           graft=None, direction_optimizing=None, alpha=None):
+    if method == "graft":
+        return _graft.ms_bfs_graft(g, row_mate, col_mate, graft=graft, direction_optimizing=direction_optimizing,
+                                   alpha=alpha, max_iters=max_iters)
     if method in _ap.METHODS:
         return _ap.augmenting_paths(g, row_mate, col_mate, method=method, bfs=bfs, max_iters=max_iters)
     return _pr.push_relabel(g, row_mate, col_mate, max_iters=max_iters, k=k, lanes=lanes, slots=slots)
