@@ -1,7 +1,8 @@
 """The ``jaxmatch`` command line.
 
     jaxmatch info FILE [--kind K]           sizes and degree statistics
-    jaxmatch match FILE [--method pr|apfb|apsb|flow] [--bfs gpubfs_wr] [--init karp_sipser] [--out MATES]
+    jaxmatch match FILE [--method pr|apfb|apsb|graft|flow|auto] [--bfs gpubfs_wr] [--no-graft]
+                        [--top-down-only] [--init karp_sipser] [--out MATES]
     jaxmatch flow FILE.max [--layout bcsr]  maximum flow / minimum cut (DIMACS)
     jaxmatch suitor FILE [--out MATES]      half-approximate weighted matching
     jaxmatch louvain FILE [--out LABELS]    Louvain communities, with each level's progress
@@ -67,7 +68,8 @@ def _cmd_match(a) -> int:
 
     g = io.read(a.file, kind="bipartite")
     init = None if a.init == "none" else a.init
-    res, warm, first = _timed(lambda: maximum_matching(g, method=a.method, init=init, bfs=a.bfs))
+    res, warm, first = _timed(lambda: maximum_matching(g, method=a.method, init=init, bfs=a.bfs, graft=a.graft,
+                                                       direction_optimizing=a.direction_optimizing))
     print(f"cardinality {int(res.cardinality)} of {int(g.n_rows)} x {int(g.n_cols)} "
           f"({res.status_name}); time {warm:.4f} s (first call with compilation {first:.2f} s)")
     _print_stats(res)
@@ -162,8 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.set_defaults(run=_cmd_info)
     q = sub.add_parser("match", help="maximum cardinality bipartite matching")
     q.add_argument("file")
-    q.add_argument("--method", default="pr", choices=["pr", "apfb", "apsb", "flow"])
+    q.add_argument("--method", default="pr", choices=["pr", "apfb", "apsb", "graft", "flow", "auto"])
     q.add_argument("--bfs", default="gpubfs_wr", choices=["gpubfs", "gpubfs_wr"], help="BFS of apfb/apsb")
+    q.add_argument("--no-graft", dest="graft", action="store_false", help="graft: rebuild the forest each phase")
+    q.add_argument("--top-down-only", dest="direction_optimizing", action="store_false",
+                   help="graft: no bottom-up BFS levels")
     q.add_argument("--init", default="karp_sipser", choices=["karp_sipser", "cheap", "none"])
     q.add_argument("--out", help="write row_mate, one line per row")
     q.set_defaults(run=_cmd_match)

@@ -17,6 +17,9 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
     (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "flow"], "cardinality 188"),
     (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "apsb", "--bfs", "gpubfs"],
      "cardinality 188"),
+    (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "graft", "--no-graft",
+      "--top-down-only"], "cardinality 188"),
+    (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "auto"], "cardinality 188"),
     (["suitor", str(DATA / "newman_classic" / "lesmis.gml")], "(converged)"),
     (["louvain", str(DATA / "newman_classic" / "karate.gml")], "level 0: 34 vertices"),
 ])

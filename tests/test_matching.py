@@ -97,6 +97,21 @@ def test_lanes_smaller_than_the_active_edges():
     check(g, res, scipy_size(r, c, 60, 60))
 
 
+def test_auto_picks_pr_on_sparse_meshes_and_graft_otherwise():
+    from jaxmatch.bipartite import choose_method
+    n = 40  # a path-like grid: 2 edges per vertex
+    grid = BipartiteGraph.from_edges(np.r_[np.arange(n), np.arange(n - 1)], np.r_[np.arange(n), np.arange(1, n)], n, n)
+    rng = np.random.default_rng(3)
+    r, c = rng.integers(0, 30, 400), rng.integers(0, 30, 400)
+    dense = BipartiteGraph.from_edges(r, c, 30, 30)
+    assert choose_method(grid) == "pr" and choose_method(dense) == "graft"
+    for g, size in ((grid, n), (dense, scipy_size(r, c, 30, 30))):
+        res = maximum_matching(g, method="auto")
+        check(g, res, size)
+        jitted = jax.jit(lambda g: maximum_matching(g, method="auto"))(g)  # from the capacities
+        assert int(jitted.cardinality) == size
+
+
 @pytest.mark.parametrize("kw, match", [
     (dict(method="hk"), "method must be one of"),
     (dict(init="random"), "init must be one of"),

@@ -15,9 +15,10 @@ from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
 from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_positive, check_type, next_pow2
 
-__all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
+__all__ = ["MatchingResult", "maximum_matching", "initial_matching", "choose_method"]
 
-METHODS = ("pr", "flow") + _ap.METHODS + ("graft",)
+METHODS = ("pr", "flow") + _ap.METHODS + ("graft", "auto")
+AUTO_DEGREE = 5.0  # below this many edges per vertex of the larger side, "auto" picks "pr"
 INITS = (None,) + _init.METHODS
 
 
@@ -108,6 +109,7 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     tree grafting between phases; ``graft=False`` rebuilds the forest every
     phase, ``direction_optimizing=False`` always grows top-down; ``max_iters``
     bounds the phases as for APFB, see :mod:`jaxmatch.bipartite.graft`.
+    ``"auto"`` picks one of these by :func:`choose_method`.
     ``init`` picks the initial matching ("cheap", "karp_sipser" or None for
     empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
@@ -140,6 +142,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     check_positive(alpha, "alpha", float)
     if not np.isfinite(alpha):
         raise GraphInputError(f"alpha must be finite, got {alpha!r}")
+    if method == "auto":
+        method = choose_method(g)
     if method == "flow":
         return _by_flow(g, max_iters)
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
@@ -165,6 +169,29 @@ def _by_flow(g, max_iters) -> MatchingResult:
     res = max_flow(net, source, sink, max_iters=max_iters)
     row_mate, col_mate = matching_from_flow(g, res.flow)
     return _finish(g, row_mate, col_mate, res.status, dict(res.stats))
+
+
+def choose_method(g: BipartiteGraph) -> str:
+    """The method ``method="auto"`` runs: "pr" on sparse mesh-like graphs, "graft" otherwise.
+
+    The statistic is the edges per vertex of the larger side, |E| / max(rows,
+    cols) (under tracing, from the capacities). On the H100 benchmark of
+    ``experiments/RESULTS.md`` (2^20 vertices per side), MS-BFS-Graft was the
+    fastest or within 1.15x of the fastest on Kronecker, hard RMAT, power-law,
+    Delaunay (6 edges per vertex) and random geometric graphs, while on the
+    road-like grid (3.6 edges per vertex: long augmenting paths, hundreds of
+    BFS levels per phase) G-PR was 2.4x faster than it; the threshold 5 lies
+    between the two.
+
+    >>> choose_method(BipartiteGraph.from_edges([0, 1, 2], [0, 1, 2]))
+    'pr'
+    """
+    _check_graph(g)
+    if is_traced(g.n_edges):
+        degree = g.edge_cap / max(g.row_cap, g.col_cap, 1)
+    else:
+        degree = int(g.n_edges) / max(int(g.n_rows), int(g.n_cols), 1)
+    return "pr" if degree < AUTO_DEGREE else "graft"
 
 
 def active_slots(g, col_mate) -> int:
