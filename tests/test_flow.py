@@ -1,4 +1,5 @@
 """Maximum flow and minimum cut (WBPR push-relabel): against scipy, with flow and cut certificates."""
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -250,11 +251,41 @@ def test_jit_and_vmap():
     assert np.all(out.status == 0)
     for i, net in enumerate(nets):
         m = int(net.n_arcs)
+        own = max_flow(net, terminals(ends[i][0]), terminals(ends[i][1]))  # each answer is the network's own
+        np.testing.assert_array_equal(out.flow[i][:m], own.flow)
+        np.testing.assert_array_equal(out.source_side[i][:int(net.n)], own.source_side)
         certify.check_flow(net, ends[i][0], ends[i][1], out.flow[i][:m], expected[i])
         certify.check_min_cut(net, ends[i][0], ends[i][1], np.asarray(out.source_side[i][:int(net.n)]),
                               expected[i])
     cut = jax.vmap(lambda net, s, t: min_cut(net, s, t).value)(batch, s, t)
     assert cut.tolist() == expected
+
+
+def test_step_ladder_and_unrolled_steps():
+    """Several step sizes (tiled; load-balanced, where the rows that do not fit the lanes wait for the next
+    step) and two steps per loop iteration, as large capacities use them: maximum flows with certificates."""
+    from jaxmatch.flow import push_relabel as pr
+    # rows have at most 6 entries (out- and in-degree <= 3), so the last rung's 16 lanes hold any row but
+    # rarely the whole queue
+    rungs = (pr.Rung(8, 8 * 4, 4), pr.Rung(16, 32, 0), pr.Rung(1024, 16, 0))
+    solve = jax.jit(partial(pr.max_flow_arrays, max_iters=jnp.int32(20000), rungs=rungs, unroll=2))
+    rng = np.random.default_rng(17)
+    used = np.zeros(len(rungs), np.int64)
+    for _ in range(16):
+        n = int(rng.integers(4, 40))
+        tail = np.repeat(np.arange(n), 3)
+        head = (tail + np.tile([1, 2, 5], n)) % n
+        keep = rng.random(tail.size) < 0.8
+        tail, head = tail[keep], head[keep]
+        cap = rng.integers(0, 20, tail.size)
+        ends = rng.permutation(n)
+        s, t = ends[:int(rng.integers(1, 3))], ends[2:2 + int(rng.integers(1, 3))]
+        net = FlowNetwork.from_edges(tail, head, cap, n, **CAPS)
+        flow, value, side, status, stats = solve(net, jnp.asarray(terminals(s)), jnp.asarray(terminals(t)))
+        res = jaxmatch.FlowResult(value, flow[:int(net.n_arcs)], side[:n], status, stats)
+        check(net, s, t, res, scipy_value(tail, head, cap, n, s, t))
+        used += np.asarray(stats["rung_steps"])
+    assert np.all(used > 0), used  # every rung ran
 
 
 def test_matching_network_under_jit_and_vmap():
@@ -327,7 +358,7 @@ def test_bad_input():
     big = FlowNetwork.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [2**30, 2**30, 1, 1])
     with pytest.raises(GraphInputError, match="does not fit int32"):
         max_flow(big, 0, 3)
-    ok = FlowNetwork.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [2**30, 2**30 - 1, 5, 2**31 - 1])
-    assert int(max_flow(ok, 0, 3).flow_value) == 2**30 + 4
+    ok = FlowNetwork.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [2**30, 2**30 - 1, 5, 2**31 - 1], **CAPS)
+    assert int(max_flow(ok, terminals(0), terminals(3)).flow_value) == 2**30 + 4
     with pytest.raises(GraphInputError, match="traced"):
         jax.jit(lambda n: max_flow(n, 0, 2, layout="rcsr"))(net)

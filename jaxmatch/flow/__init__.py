@@ -9,6 +9,7 @@ experiments do.
 """
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -30,15 +31,19 @@ class FlowResult(NamedTuple):
 
     ``flow[a]`` is the flow on input arc a (the caller's arc order);
     ``flow_value`` the net flow out of the sources (= into the sinks);
-    ``source_side`` the vertices that cannot reach a sink in the final
-    residual graph, a minimum cut's source side. ``status`` is 0 when the
-    solver converged, 1 when a phase stopped at ``max_iters`` (then the flow
-    may not be maximum, and may break conservation where excess was left).
-    ``stats``: iterations (push-relabel steps of phase one),
-    return_iterations (phase two), pushes, relabels, global_relabels,
-    bfs_levels, stranded_excess (the excess phase two returned to the
-    sources: the paper's termination rule is e(s) + e(t) = total excess
-    minus this). Eagerly the arrays have the true sizes; under
+    ``source_side`` a minimum cut's source side: the vertices above the
+    lowest height that no vertex has when phase one ends (no residual arc
+    leaves them; they hold every source and no sink). ``status`` is 0 when
+    the solver converged, 1 when a phase stopped at ``max_iters`` (then the
+    flow may not be maximum, and may break conservation where excess was
+    left). ``stats``: iterations (push-relabel steps of phase one),
+    return_iterations (phase two), pushes (arcs pushed on), relabels,
+    global_relabels, bfs_levels (BFS steps of all global relabels),
+    stranded_excess (the excess phase two returned to the sources: the
+    paper's termination rule is e(s) + e(t) = total excess minus this),
+    tiled_steps (push-relabel steps whose queue had rows of at most
+    ``TILE`` arcs, run in tiles: see :func:`jaxmatch.flow.push_relabel.ladder`).
+    Eagerly the arrays have the true sizes; under
     ``jit``/``vmap`` they keep the network's capacities (0 / False in
     padding).
     """
@@ -133,22 +138,23 @@ def _check_overflow(net, source) -> None:
 
 
 @jax.jit
-def _max_degree(net):
-    return jnp.max(net.res.indptr[1:] - net.res.indptr[:-1])
+def _longest_inner_row(net, source, sink):
+    deg = net.res.indptr[1:] - net.res.indptr[:-1]
+    terminal = _pr._mask_of(source, net.vertex_cap) | _pr._mask_of(sink, net.vertex_cap)
+    return jnp.max(jnp.where(terminal, 0, deg))
 
 
-def _window_width(net, lanes) -> int:
-    """Lanes of one push step: ``lanes`` widened to the longest residual row, a power of two.
+def _window_width(net, source, sink, lanes) -> int:
+    """Lanes of the largest push-relabel step: ``lanes`` widened to the longest residual row of a vertex that
+    is not a terminal (terminals never enter a step's lanes), a power of two, at most all residual arcs.
 
-    Under tracing the longest row is unknown, so the window is the whole
-    residual arc array.
+    Under tracing the rows are unknown, so the window is the whole residual
+    arc array.
     """
     full = 2 * net.arc_cap
-    if is_traced(net.res.indptr):
+    if is_traced(net.res.indptr) or is_traced(source) or is_traced(sink):
         return full
-    longest = int(_max_degree(net))
-    return min(full, next_pow2(max(min(lanes, full), longest)))
-
+    return min(full, next_pow2(max(min(lanes, full), int(_longest_inner_row(net, source, sink)))))
 
 
 
@@ -180,7 +186,7 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
         _check_overflow(net, src)
     if max_iters is None:
         max_iters = 16 * net.vertex_cap + 4096
-    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=float(k), width=_window_width(net, lanes),
+    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=float(k), width=_window_width(net, src, snk, lanes),
                                search=reverse == "search")
 
 
@@ -196,46 +202,57 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     sources and sinks, as if joined to a super source and a super sink by
     arcs of unbounded capacity). ``layout`` ("bcsr" or "rcsr") converts the
     network on the host first when it differs (both give the same flow
-    value). ``max_iters`` bounds each of the two phases (default
-    ``16 * vertex_cap + 4096`` steps), ``k`` the global relabel period (a
-    global relabel every ``k * L`` steps, L the depth of the previous BFS),
-    ``lanes`` the arcs one step scans at once (widened to the longest residual
-    row; under jit/vmap the whole residual arc array), ``reverse`` how a push
-    finds the reverse arc ("index": stored; "search": binary search, BCSR).
+    value). ``max_iters`` bounds the push-relabel steps of each of the two
+    phases (default ``16 * vertex_cap + 4096``), ``k`` the global relabel
+    frequency (the next global relabel runs when the push-relabel work since
+    the last one reaches ``k`` times that one's cost: the usual work-based
+    rule, with a step's fixed cost counted, see
+    :mod:`jaxmatch.flow.push_relabel`), ``lanes`` the most arcs one step
+    scans at once (widened to the longest residual row; under jit/vmap the
+    whole residual arc array), ``reverse`` how a push finds the reverse arc
+    ("index": stored; "search": binary search, BCSR).
 
     Capacities are int32 (int64 under ``jax_enable_x64``); a network whose
     total capacity out of the sources overflows that type is rejected.
     Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
     by :func:`jaxmatch.stack` (one source and sink id per network).
 
-    Cost: O(V^2 E) push-relabel steps in the worst case (generic
-    push-relabel), each O(V + arcs of the active vertices) work; a global
-    relabel O(E) in all. Paper: Hsieh, Lin, Kuo, WBPR (see
+    Cost: O(V^2 E) push-relabel operations in the worst case (generic
+    push-relabel); a step costs O(active vertices + their arcs), a global
+    relabel O(V + E). Paper: Hsieh, Lin, Kuo, WBPR (see
     :mod:`jaxmatch.flow.push_relabel`).
 
     >>> net = FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [3, 2, 1, 2, 3])
     >>> res = max_flow(net, 0, 3)
     >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
-    (5, [3, 2, 1, 2, 3], [True, True, True, False])
+    (5, [3, 2, 1, 2, 3], [True, False, False, False])
     """
     net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
     flow, value, side, status, stats = _solve(net, src, snk, **opts)
+    stats = {k: v for k, v in stats.items() if k != "rung_steps"}  # scalars only
     if not is_traced(net.n):
         flow, side = flow[:int(net.n_arcs)], side[:int(net.n)]
     return FlowResult(value, flow, side, status, stats)
 
 
+def _solve(net, source, sink, **opts):
+    # the solver reads the layout only through the arrays, so both layouts share one compilation
+    # unless the binary search needs BCSR's row order
+    if not opts["search"] and net.layout != "bcsr":
+        net = dataclasses.replace(net, layout="bcsr")
+    return _solve_jit(net, source, sink, **opts)
+
+
 @partial(jax.jit, static_argnames=("k", "width", "search"))
-def _solve(net, source, sink, *, max_iters, k, width, search):
+def _solve_jit(net, source, sink, *, max_iters, k, width, search):
     return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, width=width, search=search)
 
 
 def min_cut(net: FlowNetwork, source, sink, **options) -> CutResult:
     """Minimum s-t cut: value, source side (bool per vertex) and the cut arcs (bool per arc).
 
-    Computed from the maximum flow of :func:`max_flow` (same options): the
-    source side is the set of vertices that cannot reach a sink in the
-    residual graph.
+    Computed from the maximum flow of :func:`max_flow` (same options): its
+    ``source_side``, a set of vertices that no residual arc leaves.
 
     >>> net = FlowNetwork.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [4, 1, 1, 5])
     >>> cut = min_cut(net, 0, 3)

@@ -9,73 +9,105 @@ residual layouts.
 
 State: the residual capacity ``rc`` of every residual arc (the paper's
 ``c_f``; a forward arc of input arc a holds cap[a] - f[a], its reverse f[a]),
-the excess ``e`` and the height ``h`` of every vertex. ``n`` is the true
-vertex count. One push-relabel step (Algorithm 1 lines 9-21 as Algorithm 2
-organises them):
+the excess ``e`` and the height ``h`` of every vertex, and the active vertex
+queue (AVQ). ``n`` is the true vertex count. One push-relabel step (Algorithm
+1 lines 9-21 as Algorithm 2 organises them):
 
-1. the active vertices (e > 0, h < n, not a terminal) are compacted into the
-   active vertex queue (AVQ) by a prefix sum (:func:`jaxmatch._ops.compact`);
-2. every queued vertex u finds its residual arc (rc > 0, not a self-loop) to
-   the neighbour of minimum height, ties to the smallest arc position: the
-   arcs of the queued vertices are laid end to end over one window of lanes
-   (:func:`window`, :func:`jaxmatch._ops.expand`) and reduced per vertex by a
-   segment argmin (the paper's tile reduction, with the tile size chosen per
-   vertex by its degree instead of fixed at a warp). The window holds at
-   least the longest row; when the active vertices' arcs do not all fit,
-   the vertices past the window wait for the next step (any subset of the
-   active vertices may act in a step of the generic algorithm);
-3. if that neighbour v is lower, u pushes d = min(e(u), rc(u, v)): rc(u, v)
-   -= d, rc(v, u) += d, e(u) -= d, e(v) += d by scatter-add; otherwise u
-   relabels to h(v) + 1 (capped at n + 1).
+1. the vertices of the AVQ (every active vertex: e > 0, h < n, not a
+   terminal, is in it) spread their residual rows over the lanes of the
+   step (:func:`_lanes`): the paper's tiles. While no queued row is longer
+   than ``TILE`` arcs, each vertex gets a tile of ``TILE`` lanes, as the
+   paper gives each a warp, and the per-vertex reductions run along the
+   tiles; otherwise the rows are laid end to end
+   (:func:`jaxmatch._ops.expand`), the tile size chosen per vertex by its
+   degree, and when the queued vertices' arcs do not all fit the lanes
+   (which hold at least the longest row), the vertices past them wait for
+   the next step (any subset of the active vertices may act in a step of
+   the generic algorithm);
+2. every queued vertex u *discharges* once: it pushes on all its residual
+   arcs to lower neighbours (h(v) < h(u), the lock-free rule of line 14), in
+   arc order, as much as its excess covers (a prefix sum over its lanes: the
+   first arcs are saturated, the arc where the excess runs out gets the
+   rest); rc(u, v) -= d, rc(v, u) += d, e(u) -= d, e(v) += d by
+   scatter-add. If excess is left (all those arcs are saturated), u
+   relabels in the same step to 1 + the minimum height over its remaining
+   residual arcs (capped at n + 1): line 20, whose minimum the saturated
+   arcs no longer take part in. Algorithm 1 pushes on one arc per visit;
+   discharging all admissible arcs at once moves the same flow in fewer
+   steps;
+3. the next AVQ is built from the queue and the heads of this step's
+   pushes only (no pass over all vertices): those still active, without
+   repeats (a scatter-min of the candidate position per vertex into a
+   scratch array that is reset where touched), compacted by a prefix sum.
+
+Every array of a step has the size of the queue or of its lanes, not of the
+graph: the step runs in the first rung of a ladder of (queue, lanes) sizes
+that holds the queue (:func:`ladder`, ``lax.switch``), so the many steps
+with few active vertices (most of them, on the DIMACS families) stay small,
+and ``unroll`` steps run per ``while_loop`` iteration (masked no-ops once
+done), which amortises the loop's fixed cost. On a GPU such a step costs its
+kernel launches, so the number of steps is what counts.
 
 The mapping of the lock-free races onto a synchronous step. Every decision of
 a step reads the heights, excesses and residual capacities at the start of
 the step (one snapshot), as every thread of Algorithm 1 reads values that
 other threads may be changing. Then:
 
-* Each active vertex pushes on at most one arc per step, and arcs (u, v) and
-  (v, u) are never both pushed in one step (that would need h(u) > h(v) and
-  h(v) > h(u)), so every residual arc receives at most one update and the
-  AtomicSub / AtomicAdd of lines 15-18 become plain scatter-adds; pushes from
-  several vertices into one vertex add up in the excess scatter-add.
-* A vertex that pushes in a step also may receive pushes in it; its push
-  amount was bounded by its snapshot excess, which only grew.
-* The one race that could break the validity of the labels (h(u) <= h(v) + 1
-  on every residual arc) is a vertex v that relabels while a neighbour u
-  pushes into it: the push creates the residual arc (v, u) with h(u) =
-  h(v) + 1, which v's relabel did not see. Hong's lock-free argument
-  tolerates the stale relabel; here such a v relabels to
-  min(h_min + 1, h(v) + 2) instead of h_min + 1, which is still >= h(v) + 1.
-  With that rule the step equals the sequential trace "all pushes of the
-  step (each admissible under the snapshot labels), then all relabels (each
-  to a value <= the minimum residual neighbour + 1)", so the labels stay
-  valid and every property of the generic push-relabel algorithm holds:
+* Arcs (u, v) and (v, u) are never both pushed in one step (that would need
+  h(u) > h(v) and h(v) > h(u)), and each residual arc is pushed by its tail
+  only, so every residual arc receives at most one update and the AtomicSub
+  / AtomicAdd of lines 15-18 become plain scatter-adds; pushes from several
+  vertices into one vertex add up in the excess scatter-add.
+* A vertex that pushes in a step also may receive pushes in it; its pushes
+  were bounded by its snapshot excess, which only grew.
+* A push u -> v (h(v) < h(u)) creates the residual arc (v, u), for which
+  h(v) <= h(u) + 1 holds. The one race that could break the validity of the
+  labels (h(x) <= h(y) + 1 on every residual arc (x, y)) is a vertex v that
+  relabels while a neighbour u pushes into it: v's relabel did not see the
+  new arc (v, u). Hong's lock-free argument tolerates the stale relabel; here
+  such a v relabels to min(h_min + 1, h(v) + 2) instead of h_min + 1, which
+  is still >= h(v) + 1 and keeps (v, u) valid since h(u) >= h(v) + 1 and
+  heights never decrease. Every other arc keeps its validity because a
+  relabel only reads snapshot heights, which can only have grown.
+  So the labels stay valid, every push is along an arc that is admissible
+  in the lock-free sense, and the properties of generic push-relabel hold:
   heights are lower bounds on the residual distance to a sink, a vertex
   with h >= n cannot reach a sink, and the number of steps is finite.
 
 Global relabel (the paper's heuristic of line 23, done on the device with no
-host round trip): a backward level-synchronous BFS from the sinks over the
-residual arcs gives every vertex its exact residual distance to a sink;
-vertices that cannot reach a sink get h = n and stop being active (their
-excess is *stranded*). It runs at step 0 and then every ``k * L`` steps, L
-being the depth of the last BFS (G-PR's adaptive rule; the paper's fixed
-``cycle = |V|`` is the case of a huge k).
+host round trip): a backward BFS from the sinks over the residual arcs (level
+1 by one pass over all arcs, so the sinks' long rows never enter the lanes;
+then a frontier queue built like the AVQ, on the same ladder, so a level
+costs O(frontier + its arcs)), gives every vertex its residual distance to a
+sink; vertices that cannot reach a sink get h = n and stop being active
+(their excess is *stranded*). The BFS stops as soon as every vertex that was
+active is labelled (vertices it did not reach then get max(h, L + 1), L the
+lowest unexpanded level: a valid lower bound), or when the frontier is
+empty. Frequency: the usual work-based rule (Goldberg's hi_pr, Baumstark et
+al.'s synchronous push-relabel) with the GPU's fixed step cost in it: a push
+step costs 1 + (arcs scanned) / ``STEP_LANES`` step units, a global relabel
+``levels + (6 n + 2 m) / STEP_LANES``; the next global relabel runs when the
+push steps since the last one cost ``k`` times as much as it did. Each
+global relabel rebuilds the AVQ from all vertices (one compaction).
 
 Termination. The paper stops when e(s) + e(t) equals Excess_total minus the
-stranded excess. Here the loop stops when the AVQ is empty, which is the same
-condition: the excess not at a terminal is then all on vertices of height n,
-which cannot reach the sink. At that point the preflow is maximum.
+stranded excess. Here phase one stops when the AVQ is empty, which is the
+same condition: the excess not at a terminal is then all on vertices of
+height >= n, which cannot reach a sink. The preflow is then maximum, and the
+*minimum cut* is read from the heights: with L the lowest height in [1, n)
+that no vertex has, no residual arc leaves {v : h(v) > L} (it would need
+h(u) <= h(v) + 1 <= L), which holds every source and every vertex with
+excess and no sink, so it is a minimum cut's source side (a height histogram,
+no BFS).
 
 Second phase. The maximum preflow becomes a maximum *flow* by returning the
 stranded excess to the sources with the same engine: targets = the sources
 (height 0), the sinks fixed at height n, heights from a BFS towards the
 sources. Every vertex holding excess can reach a source in the residual
-graph (reverse the flow paths that brought its excess), and stranded
-vertices cannot reach a sink, so this phase never changes the flow into the
-sinks. The minimum cut's source side is the set of vertices that cannot
-reach a sink in the residual graph after phase one; all arcs leaving it are
-saturated and all arcs entering it are empty, so its capacity equals the
-flow value.
+graph (reverse the flow paths that brought its excess), and it lies on the
+source side of the cut, which no residual arc leaves, so this phase never
+changes the flow across the cut, into the sinks or out of the sources'
+side.
 
 Several sources and sinks: all sources start at height n with their
 out-arcs saturated and all sinks are BFS roots at height 0. This is exactly
@@ -89,25 +121,34 @@ Reverse arcs: the push needs the position of the reverse residual arc.
 it in a BCSR network by a binary search in the head's row, sorted by (head,
 direction, arc id), as the paper does to save the index's memory.
 
-Loop structure (no branch inside the hot loop): an outer loop runs a global
-relabel and then an inner loop of push-relabel steps until the next global
-relabel is due or no vertex is active.
+Both phases run in one ``fori_loop``, so the phase's code is compiled once.
 
-Costs: a push-relabel step is O(V + window) work; a global relabel
-O(V + window) per BFS level (compacting the frontier), O(E_f) in all.
+Costs: a push-relabel step is O(Q + W) work for the ladder rung (Q queue
+slots, W lanes) that holds the queue; a global relabel O(V + E) (the first
+level and the rebuilt AVQ) plus O(frontier + its arcs) per BFS level.
+Measured: ``experiments/bench_flow.py``.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, segment_argmin, take
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, take
 
 DEFAULT_K = 1.0
 DEFAULT_LANES = 1 << 18
+DEFAULT_UNROLL = 2
+STEP_LANES = 1 << 18     # arcs a step scans for the cost of its fixed overhead (the work rule's unit)
+ALPHA = 6                # the work rule's weight of a vertex against an arc
+SMALLEST_QUEUE = 256     # ladder of queue sizes: 256, 2048, 16384, ... up to the vertex capacity
+LADDER_FACTOR = 8
+TILE = 32                # lanes per vertex of the tiled rungs (when no non-terminal row is longer)
+TILED_SLOTS = 2048       # the largest tiled rung
+ONE_RUNG = 4096          # capacities up to this many vertices: one rung, no unrolling (quick to compile)
 REVERSE = ("index", "search")
 
 
@@ -115,19 +156,30 @@ class PRState(NamedTuple):
     rc: jax.Array        # [2 * arc_cap] residual capacities
     excess: jax.Array    # [vertex_cap]
     height: jax.Array    # [vertex_cap] int32
+    queue: jax.Array     # [vertex_cap] the AVQ: its first `count` entries
+    count: jax.Array
+    arcs: jax.Array      # residual arcs of the queued vertices
+    longest: jax.Array   # the longest residual row of a queued vertex
+    owner: jax.Array     # [vertex_cap] scratch for removing repeats, INT_MAX when unused
     it: jax.Array        # push-relabel steps done
-    next_gr: jax.Array   # step of the next global relabel
+    work: jax.Array      # float32, step units of push work since the last global relabel
+    budget: jax.Array    # float32, push work allowed before the next one
     n_gr: jax.Array      # global relabels done
     pushes: jax.Array
     relabels: jax.Array
     levels: jax.Array    # BFS levels run by all global relabels
+    rung_steps: jax.Array  # [rungs] push-relabel steps run in each rung of the ladder
 
 
 class BFSState(NamedTuple):
-    dist: jax.Array
-    level: jax.Array
-    done: jax.Array      # [vertex_cap] expanded already
-    added: jax.Array
+    dist: jax.Array      # [vertex_cap] level, INT_MAX unreached, -1 blocked
+    frontier: jax.Array  # [vertex_cap] its first `count` entries, in level order
+    count: jax.Array
+    arcs: jax.Array
+    longest: jax.Array
+    owner: jax.Array
+    found: jax.Array     # vertices of interest labelled so far
+    levels: jax.Array
 
 
 # --------------------------------------------------------------------------
@@ -144,7 +196,7 @@ def residual_from_flow(net, flow):
 def flow_from_residual(net, rc):
     """Flow per input arc [arc_cap]: the residual capacity of each arc's reverse entry."""
     rev = ~net.res_forward & (net.res_arc < net.arc_cap)
-    return jnp.zeros(net.arc_cap, rc.dtype).at[mask_ids(net.res_arc, rev, net.arc_cap)].set(rc, mode="drop")
+    return jnp.zeros(net.arc_cap, rc.dtype).at[jnp.where(rev, net.res_arc, net.arc_cap)].set(rc, mode="drop")
 
 
 def excess_of_flow(net, flow):
@@ -194,175 +246,369 @@ def reverse_position(net, pos, search: bool):
 
 
 # --------------------------------------------------------------------------
+# queues and lanes
+
+
+class Rung(NamedTuple):
+    """A size a step may run in: ``slots`` queue entries over ``lanes`` lanes, in tiles of ``tile`` lanes or not."""
+
+    slots: int
+    lanes: int
+    tile: int   # lanes per queued vertex (every row fits), or 0: rows laid end to end (load-balanced)
+
+
+def ladder(vertex_cap: int, arc_cap: int, width: int) -> tuple[Rung, ...]:
+    """The rungs a step may run in, in the order they are tried.
+
+    Tiled rungs of 256 and 2048 slots, each slot a tile of ``TILE`` lanes:
+    no load-balancing pass, per-vertex reductions along the tile; usable
+    while no queued row is longer than a tile. Then load-balanced rungs
+    (rows laid end to end, :func:`_lanes`) of 256, 2048, 16384, ... slots,
+    each with the slots times twice the mean residual degree of the
+    capacities (a power of two) lanes, at most ``width``, and a last one of
+    the whole capacity with ``width`` lanes (at least the longest row, so its
+    first vertex always fits). Capacities of at most ``ONE_RUNG`` vertices
+    get that last rung only (small problems, quick to compile).
+    """
+    if vertex_cap <= ONE_RUNG:
+        return (Rung(vertex_cap, width, 0),)
+    ratio = 2 * (1 << max(0, -(-2 * arc_cap // vertex_cap) - 1).bit_length())
+    tiled, rest, q = [], [], SMALLEST_QUEUE
+    while q < vertex_cap:
+        if q <= TILED_SLOTS:
+            tiled.append(Rung(q, q * TILE, TILE))
+        rest.append(Rung(q, min(width, max(q * ratio, 1024)), 0))
+        q *= LADDER_FACTOR
+    return tuple(tiled) + tuple(rest) + (Rung(vertex_cap, width, 0),)
+
+
+def _rung(rungs, count, arcs, longest, go):
+    """Branch index of the first rung that holds ``count`` vertices with ``arcs`` arcs, the longest
+    ``longest`` (0: do nothing)."""
+    fits = [(count <= r.slots) & ((longest <= r.tile) if r.tile else (arcs <= r.lanes)) for r in rungs[:-1]]
+    first = jnp.argmax(jnp.stack(fits + [jnp.bool_(True)])).astype(jnp.int32)
+    return jnp.where(go, first + 1, 0)
+
+
+class Lanes(NamedTuple):
+    """The residual rows of the queued vertices spread over the lanes of a rung."""
+
+    slot: jax.Array    # [lanes] queue slot of each lane
+    entry: jax.Array   # [lanes] residual position (2 * arc_cap where not valid)
+    valid: jax.Array   # [lanes]
+    fit: jax.Array     # [slots] the slot's whole row is on the lanes (a prefix of the queue)
+    first: jax.Array   # [lanes] first lane of the lane's slot
+    total: jax.Array   # lanes in use
+
+
+def _lanes(u, ok, indptr, size: int, rung: Rung) -> Lanes:
+    """Rows of the queue entries ``u`` (where ``ok``) over the lanes of ``rung``.
+
+    Tiled: slot i owns lanes [i * tile, (i + 1) * tile). Otherwise the rows
+    are laid end to end (:func:`jaxmatch._ops.expand`), so every lane does
+    equal work whatever the degrees are: the array form of the paper's tiles,
+    with the tile size chosen per vertex by its degree; the slots whose rows
+    do not fit wait.
+    """
+    slots, lanes, tile = rung
+    start = take(indptr, u, 0)
+    deg = jnp.where(ok, take(indptr, u + 1, 0) - start, 0)
+    if tile:
+        j = jnp.arange(tile, dtype=jnp.int32)
+        valid = (j[None, :] < deg[:, None]).reshape(-1)
+        entry = jnp.where(valid, (start[:, None] + j[None, :]).reshape(-1), size)
+        slot = jnp.arange(lanes, dtype=jnp.int32) // tile
+        return Lanes(slot, entry, valid, ok, slot * tile, jnp.sum(deg))
+    ends = jnp.cumsum(deg, dtype=jnp.int32)
+    fit = ok & (ends <= lanes)
+    total = jnp.max(jnp.where(fit, ends, 0), initial=0)
+    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.minimum(ends, total)])
+    slot, entry, valid = expand(offsets, start, jnp.int32(0), lanes)
+    return Lanes(slot, jnp.where(valid, entry, size), valid, fit, offsets[slot], total)
+
+
+def _slot_min(values, ln: Lanes, rung: Rung):
+    """Per slot, the minimum of ``values`` over its valid lanes (INT_MAX for none); values must be int32."""
+    values = jnp.where(ln.valid, values, INT_MAX)
+    if rung.tile:
+        return jnp.min(values.reshape(rung.slots, rung.tile), axis=1)
+    return jax.ops.segment_min(values, jnp.where(ln.valid, ln.slot, rung.slots), rung.slots)
+
+
+def _slot_sum(x, ln: Lanes, rung: Rung):
+    """Per slot, the sum of ``x`` over its lanes (zero on lanes that are not valid)."""
+    if rung.tile:
+        return jnp.sum(x.reshape(rung.slots, rung.tile), axis=1, dtype=x.dtype)
+    return jax.ops.segment_sum(x, jnp.where(ln.valid, ln.slot, rung.slots), rung.slots)
+
+
+def _slot_prefix(x, ln: Lanes, rung: Rung):
+    """Per slot, the inclusive prefix sum of ``x`` over its lanes (unsigned, modulo 2**bits)."""
+    if rung.tile:
+        return jnp.cumsum(x.reshape(rung.slots, rung.tile), axis=1, dtype=x.dtype).reshape(-1)
+    incl = jnp.cumsum(x, dtype=x.dtype)
+    return incl - take(incl - x, ln.first, 0).astype(x.dtype)
+
+
+def _requeue(buf, owner, cand, alive, indptr):
+    """Compact the ``alive`` candidates, first occurrence of each vertex only, into the queue buffer.
+
+    Returns (buf, count, arcs of the kept vertices, the longest row, owner, keep). ``owner`` is
+    a scratch array (INT_MAX everywhere) that is reset where touched.
+    """
+    vc = buf.shape[0]
+    idx = jnp.arange(cand.shape[0], dtype=jnp.int32)
+    target = jnp.where(alive, cand, vc)
+    owner = owner.at[target].min(idx, mode="drop")
+    keep = alive & (take(owner, cand, -1) == idx)
+    owner = owner.at[target].set(INT_MAX, mode="drop")
+    new, count = compact(keep, cand, vc)
+    m = min(new.shape[0], vc)
+    deg = take(indptr, cand + 1, 0) - take(indptr, cand, 0)
+    deg = jnp.where(keep, deg, 0)
+    return buf.at[:m].set(new[:m]), count, jnp.sum(deg, dtype=jnp.int32), jnp.max(deg), owner, keep
+
+
+# --------------------------------------------------------------------------
 # global relabel
 
 
-def window(queue, count, indptr, width: int):
-    """The arcs of the longest prefix of the queue whose rows fit ``width`` lanes, spread over the lanes.
-
-    The rows of the queued vertices are laid end to end (:func:`jaxmatch._ops.expand`),
-    so every lane does equal work whatever the degrees are: the array form of
-    the paper's tiles. ``width`` is at least the largest row, so the first
-    queued vertex always fits. Returns (slot, entry, valid [width], n_fit):
-    lane p holds entry ``entry[p]`` of the row of queue slot ``slot[p]``, and
-    slots ``0 .. n_fit-1`` are complete.
-    """
-    vc = queue.shape[0]
-    ok = jnp.arange(vc) < count
-    start = take(indptr, queue, 0)
-    deg = jnp.where(ok, take(indptr, queue + 1, 0) - start, 0)
-    ends = jnp.cumsum(deg, dtype=jnp.int32)
-    n_fit = jnp.sum(ok & (ends <= width), dtype=jnp.int32)
-    total = take(ends, n_fit - 1, 0)
-    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.minimum(ends, total)])
-    slot, e, valid = expand(offsets, start, jnp.int32(0), width)
-    return slot, e, valid, n_fit
+def _bfs_step(net, rc, counted, b: BFSState, *, rung: Rung, search: bool) -> BFSState:
+    """One BFS step: the first frontier vertices whose rows fit the lanes label their unlabelled in-neighbours."""
+    vc, size = net.vertex_cap, 2 * net.arc_cap
+    y = jnp.where(jnp.arange(rung.slots) < b.count, b.frontier[:rung.slots], vc)
+    ok = y < vc
+    ln = _lanes(y, ok, net.res.indptr, size, rung)
+    x = take(net.res.indices, ln.entry, vc)
+    back = take(rc, reverse_position(net, ln.entry, search), 0) > 0   # x -> y is residual
+    level = take(b.dist, y, INT_MAX)[ln.slot] + 1
+    hit = ln.valid & back & (take(b.dist, x, -1) > level)
+    x = jnp.where(hit, x, vc)
+    dist = b.dist.at[x].min(level, mode="drop")
+    cand = jnp.concatenate([jnp.where(ok & ~ln.fit, y, vc), x])
+    frontier, count, arcs, longest, owner, keep = _requeue(b.frontier, b.owner, cand, cand < vc, net.res.indptr)
+    new = keep & (jnp.arange(cand.shape[0]) >= rung.slots) & take(counted, cand, False)
+    return BFSState(dist, frontier, count, arcs, longest, owner, b.found + jnp.sum(new, dtype=jnp.int32),
+                    b.levels + 1)
 
 
-def residual_bfs(net, rc, roots, blocked, width: int, search: bool):
-    """Residual distance of every vertex to the set ``roots``; INT_MAX if it cannot reach it.
+def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unroll: int, early: bool, owner):
+    """Residual distance to the set ``roots`` by a level-synchronous BFS over residual arcs (backwards).
 
-    Backward level-synchronous BFS over residual arcs (rc > 0; self-loops
-    never matter): the frontier (vertices at the current level not yet
-    expanded, compacted) scans its rows in one window of ``width`` lanes; an
-    entry y -> x whose reverse arc x -> y is residual gives an unlabelled x
-    the next level. A frontier whose arcs do not fit one window takes more
-    loop steps at the same level. ``blocked`` vertices are never labelled or
-    passed through. O(V) per loop step for the compaction plus the window.
-    Returns (dist [vertex_cap], number of levels).
+    Level 1 is found by one pass over all residual arcs (so the roots' rows,
+    which can be long, never enter the lanes), the next levels from a
+    frontier queue. ``blocked`` vertices are never labelled or passed
+    through. With ``early``, the BFS stops once every ``counted`` vertex is
+    labelled. Returns (dist [vertex_cap]: INT_MAX where not labelled, -1
+    where blocked; the lowest unexpanded level, or -1 when the frontier ran
+    empty; the number of BFS levels; the owner scratch).
     """
     vc = net.vertex_cap
     ids = jnp.arange(vc, dtype=jnp.int32)
+    deg = net.res.indptr[1:] - net.res.indptr[:-1]
     dist = jnp.where(roots, 0, jnp.where(blocked, -1, INT_MAX)).astype(jnp.int32)
+    x = net.res.src
+    one = (rc > 0) & take(roots, net.res.indices, False) & (take(dist, x, -1) == INT_MAX)
+    dist = dist.at[jnp.where(one, x, vc)].set(1, mode="drop")
+    first = dist == 1
+    frontier, count = compact(first, ids, vc)
+    want = jnp.sum(counted & ~roots, dtype=jnp.int32)
+    b = BFSState(dist, frontier, count, jnp.sum(jnp.where(first, deg, 0), dtype=jnp.int32),
+                 jnp.max(jnp.where(first, deg, 0)), owner, jnp.sum(first & counted, dtype=jnp.int32), jnp.int32(1))
+    steps = [lambda b: b] + [partial(_bfs_step, net, rc, counted, rung=r, search=search) for r in rungs]
 
-    def step(s: BFSState) -> BFSState:
-        frontier, count = compact((s.dist == s.level) & ~s.done, ids, vc)
-        slot, e, valid, n_fit = window(frontier, count, net.res.indptr, width)
-        x = take(net.res.indices, e, vc)
-        back = take(rc, reverse_position(net, mask_ids(e, valid, 2 * net.arc_cap), search), 0)
-        hit = valid & (back > 0) & (take(s.dist, x, -1) == INT_MAX)
-        dist = s.dist.at[mask_ids(x, hit, vc)].set(s.level + 1, mode="drop")
-        done = s.done.at[mask_ids(frontier, ids < n_fit, vc)].set(True, mode="drop")
-        return BFSState(dist, jnp.where(n_fit == count, s.level + 1, s.level), done, count > 0)
+    def going(b: BFSState):
+        go = b.count > 0
+        return go & (b.found < want) if early else go
 
-    init = BFSState(dist, jnp.int32(0), jnp.zeros(vc, bool), jnp.bool_(True))
-    s = lax.while_loop(lambda s: s.added & (s.level < vc), step, init)
-    return jnp.where(s.dist < 0, INT_MAX, s.dist), s.level - 1
+    def body(b: BFSState) -> BFSState:
+        for _ in range(unroll):
+            b = lax.switch(_rung(rungs, b.count, b.arcs, b.longest, going(b)), steps, b)
+        return b
+
+    b = lax.while_loop(going, body, b)
+    lowest = jnp.where(b.count > 0, take(b.dist, b.frontier[0], INT_MAX), -1)
+    return b.dist, lowest, b.levels, b.owner
 
 
-def global_relabel(net, s: PRState, targets, fixed, n, k: float, width: int, search: bool) -> PRState:
-    """Exact heights: BFS distance to the targets, n where there is none, n at fixed vertices."""
-    dist, levels = residual_bfs(net, s.rc, targets, fixed, width, search)
-    height = jnp.where(fixed | (dist >= n), n, dist).astype(jnp.int32)
-    gap = jnp.maximum(1, jnp.ceil(k * levels).astype(jnp.int32))
-    return s._replace(height=height, next_gr=s.it + gap, n_gr=s.n_gr + 1, levels=s.levels + levels)
+def global_relabel(net, s: PRState, targets, fixed, terminal, n, k: float, rungs, *, search, unroll, early):
+    """Heights from a BFS to the targets (see the module docstring), and a rebuilt AVQ."""
+    counted = (s.excess > 0) & (s.height < n) & ~terminal
+    dist, lowest, levels, owner = residual_bfs(net, s.rc, targets, fixed, counted, rungs, search=search,
+                                               unroll=unroll, early=early, owner=s.owner)
+    floor = jnp.where(lowest < 0, n, jnp.minimum(lowest + 1, n))
+    labelled = (dist >= 0) & (dist < INT_MAX)
+    height = jnp.where(labelled, dist, jnp.minimum(jnp.maximum(s.height, floor), n))
+    height = jnp.where(fixed, n, height).astype(jnp.int32)
+    active = (s.excess > 0) & (height < n) & ~terminal
+    queue, count = compact(active, jnp.arange(net.vertex_cap, dtype=jnp.int32), net.vertex_cap)
+    deg = net.res.indptr[1:] - net.res.indptr[:-1]
+    cost = 1.0 + levels.astype(jnp.float32) + (ALPHA * n + 2 * net.n_arcs).astype(jnp.float32) / STEP_LANES
+    deg = jnp.where(active, deg, 0)
+    return s._replace(height=height, queue=queue, count=count, arcs=jnp.sum(deg, dtype=jnp.int32), longest=jnp.max(deg),
+                      owner=owner, work=jnp.float32(0),
+                      budget=jnp.float32(k) * cost, n_gr=s.n_gr + 1, levels=s.levels + levels)
 
 
 # --------------------------------------------------------------------------
 # push-relabel step
 
 
-def is_active(net, s: PRState, terminal, n):
-    return (s.excess > 0) & (s.height < n) & ~terminal
-
-
-def _relabel(s: PRState, queue, relabel, best, received, n):
-    """Relabel the queued vertices marked ``relabel`` to min(best, n) + 1, at most h + 2 if they received a push."""
-    h_u = take(s.height, queue, INT_MAX)
-    new_h = jnp.minimum(best, n) + 1
-    new_h = jnp.where(take(received, queue, False), jnp.minimum(new_h, h_u + 2), new_h)
-    return s.height.at[mask_ids(queue, relabel, queue.shape[0])].set(new_h, mode="drop")
-
-
-def push_relabel_step(net, s: PRState, terminal, n, width: int, search: bool) -> PRState:
-    """One bulk-synchronous push-or-relabel of the active vertices (the paper's step, see the module docstring).
-
-    The active vertices whose arcs fit the window act (all of them unless
-    their arcs outnumber the lanes; the rest act in the next step, which the
-    generic algorithm allows).
-    """
+def push_relabel_step(net, terminal, n, s: PRState, *, rung: Rung, search: bool) -> PRState:
+    """One bulk-synchronous discharge of the queued vertices whose rows fit the lanes (see the module docstring)."""
     vc, size = net.vertex_cap, 2 * net.arc_cap
-    ids = jnp.arange(vc, dtype=jnp.int32)
-    queue, n_queued = compact(is_active(net, s, terminal, n), ids, vc)
-    slot, e, valid, n_fit = window(queue, n_queued, net.res.indptr, width)
-    w = take(net.res.indices, e, vc)
-    usable = valid & (take(s.rc, e, 0) > 0) & (w != take(queue, slot, vc))
-    key = jnp.where(usable, take(s.height, w, INT_MAX), INT_MAX)
-    best, arc = segment_argmin(key, e, mask_ids(slot, usable, vc), vc)
-    queued = ids < n_fit
-    push = queued & (best < take(s.height, queue, INT_MAX))
-    relabel = queued & ~push
-    d = jnp.where(push, jnp.minimum(take(s.excess, queue, 0), take(s.rc, arc, 0)), 0).astype(s.rc.dtype)
-    arc = mask_ids(arc, push, size)
-    w = take(net.res.indices, arc, vc)
-    rc = s.rc.at[arc].add(-d, mode="drop")
-    rc = rc.at[reverse_position(net, arc, search)].add(d, mode="drop")
-    excess = s.excess.at[mask_ids(queue, push, vc)].add(-d, mode="drop")
-    excess = excess.at[w].add(d, mode="drop")
-    received = jnp.zeros(vc, bool).at[w].set(True, mode="drop")
-    height = _relabel(s, queue, relabel, best, received, n)
-    return s._replace(rc=rc, excess=excess, height=height, it=s.it + 1,
-                      pushes=s.pushes + jnp.sum(push, dtype=jnp.int32),
+    udt = jnp.uint64 if s.rc.dtype == jnp.int64 else jnp.uint32
+    u = jnp.where(jnp.arange(rung.slots) < s.count, s.queue[:rung.slots], vc)
+    h_u = take(s.height, u, INT_MAX)
+    e_u = take(s.excess, u, 0)
+    act = (u < vc) & (e_u > 0) & (h_u < n)
+    ln = _lanes(u, act, net.res.indptr, size, rung)
+    lane = jnp.arange(rung.lanes, dtype=jnp.int32)
+    w = take(net.res.indices, ln.entry, vc)
+    r = take(s.rc, ln.entry, 0)
+    h_w = take(s.height, w, INT_MAX)
+    tail, h_t, e_t = u[ln.slot], h_u[ln.slot], e_u[ln.slot]
+    # push on the admissible arcs in arc order while the excess lasts; sums are taken modulo 2**bits,
+    # exact up to the first arc where the running sum reaches the excess (each term is below 2**(bits-1))
+    adm = ln.valid & (r > 0) & (h_w < h_t)
+    x = jnp.where(adm, r, 0).astype(udt)
+    after = _slot_prefix(x, ln, rung)
+    before = after - x
+    need = e_t.astype(udt)
+    cut = _slot_min(jnp.where(adm & (after >= need), lane, INT_MAX), ln, rung)
+    last = cut[ln.slot]
+    d = jnp.where(adm & (lane < last), x, jnp.where(adm & (lane == last), need - before, 0)).astype(s.rc.dtype)
+    # relabel where excess is left: 1 + the lowest head over the arcs that stay residual
+    best = _slot_min(jnp.where((r > 0) & ~adm & (w != tail), h_w, INT_MAX), ln, rung)
+    relabel = act & ln.fit & (cut == INT_MAX)
+    moved = d > 0
+    pos = jnp.where(moved, ln.entry, size)
+    rc = s.rc.at[jnp.concatenate([pos, reverse_position(net, pos, search)])].add(
+        jnp.concatenate([-d, d]), mode="drop")
+    w = jnp.where(moved, w, vc)
+    excess = s.excess.at[jnp.concatenate([jnp.where(moved, tail, vc), w])].add(jnp.concatenate([-d, d]),
+                                                                              mode="drop")
+    received = take(excess, u, 0) > e_u - _slot_sum(d, ln, rung)   # a neighbour pushed into u in this step
+    new_h = jnp.minimum(best, n) + 1
+    new_h = jnp.where(received, jnp.minimum(new_h, h_u + 2), new_h)
+    height = s.height.at[jnp.where(relabel, u, vc)].set(new_h, mode="drop")
+    cand = jnp.concatenate([u, w])
+    alive = (take(excess, cand, 0) > 0) & (take(height, cand, n) < n) & ~take(terminal, cand, True)
+    queue, count, arcs, longest, owner, _ = _requeue(s.queue, s.owner, cand, alive, net.res.indptr)
+    return s._replace(rc=rc, excess=excess, height=height, queue=queue, count=count, arcs=arcs, longest=longest,
+                      owner=owner,
+                      it=s.it + 1,
+                      work=s.work + 1.0 + ln.total.astype(jnp.float32) / STEP_LANES,
+                      pushes=s.pushes + jnp.sum(moved, dtype=jnp.int32),
                       relabels=s.relabels + jnp.sum(relabel, dtype=jnp.int32))
 
 
-def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, width, search):
-    """Push-relabel until no vertex is active (or max_iters steps); returns the final state.
+def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search, unroll, early):
+    """Push-relabel towards ``targets`` until no vertex is active (or max_iters steps); returns the final state.
 
-    Outer loop: a global relabel, then push-relabel steps until the next one
-    is due (no branch inside the step loop).
+    Each loop iteration runs a global relabel if one is due (the first
+    iteration always does), then ``unroll`` push-relabel steps (no-ops once
+    none is active or a global relabel is due).
     """
+    vc = net.vertex_cap
     terminal = targets | fixed
     zero = jnp.int32(0)
-    height = jnp.where(fixed, n, 0).astype(jnp.int32)
-    s = PRState(rc, excess, height, zero, zero, zero, zero, zero, zero)
+    s = PRState(rc, excess, jnp.where(fixed, n, 0).astype(jnp.int32), jnp.full(vc, vc, jnp.int32), zero, zero,
+                zero, jnp.full(vc, INT_MAX, jnp.int32), zero, jnp.float32(0), jnp.float32(0), zero, zero, zero, zero,
+                jnp.zeros(len(rungs), jnp.int32))
+    relabel = partial(global_relabel, net, targets=targets, fixed=fixed, terminal=terminal, n=n, k=k, rungs=rungs,
+                      search=search, unroll=unroll, early=early)
+    steps = [lambda s: s] + [partial(push_relabel_step, net, terminal, n, rung=r, search=search) for r in rungs]
 
     def going(s: PRState):
-        return jnp.any(is_active(net, s, terminal, n)) & (s.it < max_iters)
+        return ((s.count > 0) | (s.n_gr == 0)) & (s.it < max_iters)
 
-    def phase(s: PRState) -> PRState:
-        s = global_relabel(net, s, targets, fixed, n, k, width, search)
-        return lax.while_loop(lambda s: (s.it < s.next_gr) & going(s),
-                              lambda s: push_relabel_step(net, s, terminal, n, width, search), s)
+    def body(s: PRState) -> PRState:
+        s = lax.cond(going(s) & (s.work >= s.budget), lambda s: relabel(s), lambda s: s, s)
+        for _ in range(unroll):
+            r = _rung(rungs, s.count, s.arcs, s.longest, going(s) & (s.work < s.budget))
+            s = lax.switch(r, steps, s)
+            s = s._replace(rung_steps=s.rung_steps.at[jnp.where(r > 0, r - 1, len(rungs))].add(1, mode="drop"))
+        return s
 
-    return lax.while_loop(going, phase, s)
+    return lax.while_loop(going, body, s)
 
 
 def _mask_of(ids, size):
     ids = jnp.ravel(ids).astype(jnp.int32)
-    return jnp.zeros(size, bool).at[mask_ids(ids, (ids >= 0) & (ids < size), size)].set(True, mode="drop")
+    return jnp.zeros(size, bool).at[jnp.where((ids >= 0) & (ids < size), ids, size)].set(True, mode="drop")
 
 
-def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False):
+def histogram(height, n):
+    """Number of real vertices at each height below n [vertex_cap + 2] (heights >= n in the last entry)."""
+    vc = height.shape[0]
+    low = (jnp.arange(vc) < n) & (height < n)
+    return jax.ops.segment_sum(low.astype(jnp.int32), jnp.where(low, height, vc + 1), vc + 2)
+
+
+def lowest_gap(hist, n):
+    """The lowest height in [1, n) that no vertex has (n if none)."""
+    levels = jnp.arange(hist.shape[0], dtype=jnp.int32)
+    return jnp.min(jnp.where((hist == 0) & (levels >= 1) & (levels < n), levels, n))
+
+
+def gap_cut(height, real, n):
+    """Source side {v : h(v) > L}, L the lowest height in [1, n) that no real vertex has (see the docstring)."""
+    return real & (height > lowest_gap(histogram(height, n), n))
+
+
+def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False, rungs=None,
+                    unroll=None, early=True):
     """Both phases on the device.
 
     ``source`` and ``sink``: int32 ids (scalars or 1-D arrays; out-of-range
-    ids are ignored). Returns (flow [arc_cap], value, source_side
-    [vertex_cap], status, stats dict).
+    ids are ignored). ``width``: lanes of the last rung (at least the longest
+    row; default all residual arcs). ``rungs``: the step sizes (default
+    :func:`ladder`; the last must hold the whole capacity with at least the
+    longest row of a non-terminal vertex as lanes). ``unroll``:
+    push-relabel steps per loop iteration (default: 1 up to ``ONE_RUNG``
+    vertices of capacity, else ``DEFAULT_UNROLL``). ``early``: global
+    relabels stop when every active vertex is labelled. Returns (flow
+    [arc_cap], value, source_side [vertex_cap], status, stats dict, whose
+    ``rung_steps`` counts the push-relabel steps run in each rung).
     """
     vc = net.vertex_cap
     width = 2 * net.arc_cap if width is None else int(width)
+    if unroll is None:
+        unroll = 1 if vc <= ONE_RUNG else DEFAULT_UNROLL
+    rungs = ladder(vc, net.arc_cap, width) if rungs is None else tuple(Rung(*r) for r in rungs)
     n = net.n.astype(jnp.int32)
     real = jnp.arange(vc) < n
     is_source = _mask_of(source, vc) & real
     is_sink = _mask_of(sink, vc) & real & ~is_source
+    opts = dict(max_iters=max_iters, k=k, rungs=rungs, search=search, unroll=unroll, early=early)
 
-    # phase 1: maximum preflow towards the sinks
+    # phase 0: a maximum preflow towards the sinks; phase 1: the stranded excess back to the sources.
+    # One loop over the two phases, so that the phase's code is compiled once.
     f0 = initial_preflow(net, is_source)
-    p1 = run_phase(net, residual_from_flow(net, f0), excess_of_flow(net, f0), is_sink, is_source, n,
-                   max_iters=max_iters, k=k, width=width, search=search)
-    active_left = jnp.any(is_active(net, p1, is_sink | is_source, n))
-    dist, cut_levels = residual_bfs(net, p1.rc, is_sink, is_source, width, search)
-    source_side = real & (dist == INT_MAX) & ~is_sink
-    value = jnp.sum(jnp.where(is_sink, p1.excess, 0))
 
-    # phase 2: return the stranded excess to the sources
-    stranded = jnp.where(is_source | is_sink, 0, p1.excess)
-    p2 = run_phase(net, p1.rc, stranded, is_source, is_sink, n,
-                   max_iters=max_iters, k=k, width=width, search=search)
-    excess_left = jnp.any(real & ~is_source & ~is_sink & (p2.excess != 0))
-    status = jnp.where(active_left | excess_left, MAX_ITERS, CONVERGED).astype(jnp.int32)
-    stats = dict(iterations=p1.it, return_iterations=p2.it, pushes=p1.pushes + p2.pushes,
-                 relabels=p1.relabels + p2.relabels, global_relabels=p1.n_gr + p2.n_gr,
-                 bfs_levels=p1.levels + p2.levels + cut_levels, stranded_excess=jnp.sum(stranded))
-    return flow_from_residual(net, p2.rc), value, source_side, status, stats
+    def phase(i, c):
+        (rc, excess, side, value, left, counts, per_rung), stranded_total = c
+        first = i == 0
+        targets, fixed = jnp.where(first, is_sink, is_source), jnp.where(first, is_source, is_sink)
+        excess = jnp.where(first | ~(is_source | is_sink), excess, 0)
+        p = run_phase(net, rc, excess, targets, fixed, n, **opts)
+        side = jnp.where(first, gap_cut(p.height, real, n) & ~is_sink, side)
+        value = jnp.where(first, jnp.sum(jnp.where(is_sink, p.excess, 0)), value)
+        stranded = jnp.sum(jnp.where(is_source | is_sink, 0, p.excess))
+        unfinished = (p.count > 0) | (~first & (stranded != 0))
+        counts = counts.at[i].set(jnp.stack([p.it, p.pushes, p.relabels, p.n_gr, p.levels]))
+        return ((p.rc, p.excess, side, value, left | unfinished, counts, per_rung + p.rung_steps),
+                stranded_total + jnp.where(first, stranded, 0))
+
+    init = (residual_from_flow(net, f0), excess_of_flow(net, f0), jnp.zeros(vc, bool), jnp.zeros((), f0.dtype),
+            jnp.bool_(False), jnp.zeros((2, 5), jnp.int32), jnp.zeros(len(rungs), jnp.int32))
+    (rc, _, source_side, value, left, counts, per_rung), stranded = lax.fori_loop(
+        0, 2, phase, (init, jnp.zeros((), f0.dtype)))
+    status = jnp.where(left, MAX_ITERS, CONVERGED).astype(jnp.int32)
+    total = counts.sum(axis=0)
+    tiled = sum(per_rung[i] for i, r in enumerate(rungs) if r.tile) if any(r.tile for r in rungs) else jnp.int32(0)
+    stats = dict(iterations=counts[0, 0], return_iterations=counts[1, 0], pushes=total[1], relabels=total[2],
+                 global_relabels=total[3], bfs_levels=total[4], stranded_excess=stranded, tiled_steps=tiled,
+                 rung_steps=per_rung)
+    return flow_from_residual(net, rc), value, source_side, status, stats
