@@ -13,21 +13,29 @@ once per capacity and vmaps over a batch.
 
 One level:
 
-1. **Modularity optimisation** (Algorithm 1). Every vertex starts alone
-   (C[i] = i). One *iteration* runs the degree buckets of the paper in turn
-   (vertices with 1-4, 5-8, 9-16, 17-32, 33-84, 85-319 and >= 320 stored
-   entries); inside a bucket all vertices choose a move at once (Algorithm 2)
-   and move together; the community totals a_c (and sizes) are recomputed
-   after each bucket, so later buckets see the moves of earlier ones.
-   Iterations repeat while the modularity gain of an iteration is at least
-   the threshold (``threshold_large`` while the level's graph has more than
-   ``large_graph`` vertices, else ``threshold``), at most ``max_iters`` times.
-2. **Compute move** (Algorithm 2). The GPU code accumulates e_{i->c} in
-   per-vertex hash tables. Here the entries (i, j) of the bucket's vertices
-   (self-loops excluded) are keyed (i, C[j]) and sorted (:func:`pair_groups`);
-   each run of equal keys is one (vertex, neighbouring community) pair, and a
-   segment sum over runs gives e_{i->c}. The gain of
-   Eq. (2),
+1. **Buckets** (once per level, :func:`group_by_bucket`). The degree buckets
+   of the paper (vertices with 1-4, 5-8, 9-16, 17-32, 33-84, 85-319 and
+   >= 320 stored entries) do not change during a level, so the non-loop
+   entries are sorted once by the bucket of their source (a stable sort: inside
+   a bucket they stay sorted by (source, target)); bucket b's entries are then
+   the contiguous range ``start[b] .. start[b] + count[b]``.
+2. **Modularity optimisation** (Algorithm 1, :func:`optimise`). Every vertex
+   starts alone (C[i] = i). One *iteration* (sweep) runs the buckets in turn;
+   inside a bucket all vertices choose a move at once (Algorithm 2) and move
+   together; the community totals a_c and sizes are updated after each bucket
+   (by the movers' degrees; recomputed exactly once per sweep), so later
+   buckets see the moves of earlier ones. Iterations repeat while the
+   modularity gain of an iteration is at least the threshold
+   (``threshold_large`` while the level's graph has more than ``large_graph``
+   vertices, else ``threshold``), at most ``max_iters`` times.
+3. **Compute move** (Algorithm 2, :func:`move_bucket`). The GPU code
+   accumulates e_{i->c} in per-vertex hash tables. Here the bucket's entries
+   (i, j) are read through a window of static length (the smallest of the
+   size classes, see :func:`window_classes`, that holds the bucket) and
+   sorted by C(j) with one stable sort: since they were sorted by i,
+   the result is ordered by (C(j), i), so every (neighbouring community,
+   vertex) pair is one run of equal keys, and a segment sum over runs gives
+   e_{i->c}. The gain of Eq. (2),
 
        dQ = (e_{i->c} - e_{i->C(i)\\{i}}) / m + k_i (a_{C(i)\\{i}} - a_c) / (2 m^2),
 
@@ -35,58 +43,85 @@ One level:
    per vertex, ties to the lowest community id by a segment min; the vertex
    moves when the best gain is positive. The singleton rule of the paper
    (after Lu, Halappanavar, Kalyanaraman): a vertex alone in its community
-   may join another one-vertex community c only if c < C(i).
-3. **Aggregation** (Algorithm 3). Non-empty communities are renumbered by a
-   prefix sum; every entry (i, j, w) becomes (C'(i), C'(j), w), entries are
-   sorted by the new pair and summed per run, and the runs are compacted to
-   the front. An entry that becomes a diagonal one contributes w/2 (an edge
-   inside a community is stored twice) and an old diagonal entry w, so the
-   coarse self-loop holds the community's internal weight, each edge once,
-   and coarse degrees equal the sums of the members' degrees.
+   may join another one-vertex community c only if c < C(i), applied, as its
+   purpose is, to the pairs that move at the same time (c's vertex is in the
+   same bucket; see below).
+4. **Aggregation** (Algorithm 3, :func:`aggregate`). Non-empty communities
+   are renumbered by a prefix sum; every entry (i, j, w) becomes (C'(i),
+   C'(j), w), entries are grouped by the new pair (:func:`pair_groups`) and
+   summed per run, and the runs are compacted to the front. An entry that
+   becomes a diagonal one contributes w/2 (an edge inside a community is
+   stored twice) and an old diagonal entry w, so the coarse self-loop holds
+   the community's internal weight, each edge once, and coarse degrees equal
+   the sums of the members' degrees.
 
 Levels repeat until a level moves no vertex, or improves the modularity by
-less than ``threshold``, or ``max_levels`` levels have run.
+less than ``threshold``, or ``max_levels`` levels have run. Then, with
+``refine`` (the default), the final partition is **refined** on the input
+graph: one more modularity optimisation that starts from it instead of from
+singletons (multilevel refinement, as in Rotta and Noack's multilevel local
+search and networkit's PLMR), which moves the input vertices that the
+coarse levels put on the wrong side.
 
 Where the array version differs from the CUDA code, and why:
 
-* Hash tables -> a sort of (vertex, community) keys, packed into one int32
-  key when they fit (vertex capacity up to 46,339, any in 64-bit mode);
-  deterministic. On an H100, sorting 2^25 packed keys with their positions
-  took 1.7 ms, two stable key-value sorts 3.8 ms, one two-key sort 20.7 ms.
-* Fixed shapes: every level keeps the input's capacities; a level whose
-  entries fit a quarter (a sixteenth ...) of the entry capacity runs on that
-  prefix (:func:`size_classes`), and an empty degree bucket is skipped.
+* Hash tables -> one stable sort per bucket of the bucket's own entries
+  (C(j) as key, position as value or packed into the key: a radix sort on
+  a GPU), so one sweep sorts every entry about once; deterministic.
+* Fixed shapes: every level keeps the input's capacities; a bucket runs in
+  the smallest window class that holds it, per-level work (bucket grouping,
+  aggregation, the modularity of a sweep) runs on the smallest class that
+  holds the level's entries (``lax.switch`` over the classes; one class
+  when the entry capacity is at most ``SINGLE_CLASS_MAX``, the vmap case); an
+  empty bucket is skipped.
 * Safe parallel moves. In a bucket, all vertices move at once on gains
   computed as if nobody else moved. On sparse planar graphs (road grids,
-  Delaunay meshes: every vertex in the first bucket) the paper's rules alone
+  Delaunay meshes: every vertex in the first buckets) the paper's rules alone
   let neighbours swap or chase each other's communities, and the
   modularity came out 1.3% below igraph's. Two cheap O(entries) filters fix
-  that (measured: within 0.1% of igraph on those classes):
-  (a) *interaction bound*: Eq. (2) of vertex i is lowered by
+  that: (a) *interaction bound*: Eq. (2) of vertex i is lowered by
   ``resolution * k_i * (K_in(target) + K_out(source) - 2 k_i) / (4 m^2)``,
   half the null-model cost of all other vertices that intend to enter i's
   target or leave i's source in the same bucket; a move whose bounded gain
-  is not positive waits for the next iteration;
-  (b) *conflict resolution*: moves of neighbours i and j conflict when one
-  enters the community the other leaves (a swap, or i joining C(j) while j
-  leaves it); in ``RESOLVE_ROUNDS`` rounds, a move survives when its bounded
-  gain beats (ties: smaller id) every undecided conflicting neighbour's, and
-  beaten neighbours drop out; moves still undecided wait.
-  Together they guarantee that the bucket's moves raise the modularity at
-  least by the sum of their bounded gains (the pairwise interaction terms
-  left are all non-negative), the property the sequential method has.
-  The singleton rule and the lowest-id tie rule are kept as the paper has
-  them.
+  is not positive waits for the next iteration; (b) *conflict resolution*:
+  moves of neighbours i and j conflict when one enters the community the
+  other leaves (a swap, or i joining C(j) while j leaves it); in
+  ``RESOLVE_ROUNDS`` rounds, a move survives when its bounded gain beats
+  (ties: smaller id) every undecided conflicting neighbour's, and beaten
+  neighbours drop out; moves still undecided wait. Together they guarantee
+  that the bucket's moves raise the modularity at least by the sum of their
+  bounded gains (the pairwise interaction terms left are all non-negative),
+  the property the sequential method has.
+* The singleton rule blocks i -> c (both singletons, c > C(i)) only when c's
+  vertex is in i's bucket, i.e. could move in the same step; the paper's
+  wording (every singleton pair) also blocked moves toward singletons of
+  other buckets, which do not move then. Measured on power-law and RMAT
+  graphs of 2^12-2^14 vertices, the unrestricted rule cost 1.5-4% of the
+  modularity (the sequential method has no such rule); swaps inside a bucket
+  are still blocked, and (b) covers the rest.
+* Refinement (above) is not in the paper: without it the bulk-synchronous
+  moves ended 2.5-5% below igraph on power-law and RMAT graphs (Q about 0.1-0.2,
+  where a few misplaced hubs matter); with it (and the singleton rule above)
+  within 0.6% of igraph or above it, on 2^12-2^15 vertices and several seeds.
+  It costs one more optimisation on the input graph, which starts near a
+  local optimum (a few sweeps; one under ``threshold_large``).
 * An iteration that still lowers the modularity (float rounding only, after
   the above) is undone and ends the level.
 * The level loop stops on the smaller ``threshold`` (the paper does not say
   which one it uses between levels).
 
-Cost: per iteration and bucket, one sort of the entry array plus O(entries +
-n) segment work; per level one more sort for the aggregation.
+Cost, per sweep: one sort of each non-empty bucket's entries (every entry
+about once; a window is at most twice its bucket, or ``WINDOW_MIN``): a
+key-only sort of ``C(j) * W + position`` when that fits an int32, else a
+stable key-value sort; about 30 gathers and 20 scatters / segment
+reductions of window length per bucket (neighbour lookups use the rows of
+the window, through ``d_rank`` computed once per level); O(n) per sweep for
+a_c and Q, and one pass over the level's entries for Q. Per level: two sorts
+of the level's entries (bucket grouping, aggregation).
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -99,12 +134,17 @@ from jaxmatch.community.modularity import degrees, entry_modularity
 # Degree buckets of the paper (Section 4.1): bucket b holds the vertices whose
 # number of stored entries d satisfies BUCKETS[b] < d <= BUCKETS[b + 1].
 BUCKETS = (0, 4, 8, 16, 32, 84, 319, int(INT_MAX))
+N_BUCKETS = len(BUCKETS) - 1
 
 DEFAULT_MAX_LEVELS = 32
 DEFAULT_MAX_ITERS = 100
 RESOLVE_ROUNDS = 2
-# smallest entry-array length of the size classes (see size_classes)
-SIZE_CLASS_MIN = 1 << 17
+# Window classes (see window_classes): entry capacities up to SINGLE_CLASS_MAX
+# use one class (no lax.switch: under vmap a switch runs every branch); larger
+# ones use e_cap, e_cap / 2, e_cap / 4, e_cap / 8, e_cap / 32 ... >= WINDOW_MIN.
+SINGLE_CLASS_MAX = 1 << 18
+WINDOW_MIN = 1 << 16
+FINE_CLASSES = 4
 # how pair_groups sorts: "auto" (by backend), "kv" (key-value sorts) or "key" (key-only / two-key)
 SORT_METHOD = "auto"
 
@@ -117,17 +157,34 @@ class Level(NamedTuple):
     n: jax.Array       # vertices at this level
 
 
+class Buckets(NamedTuple):
+    """A level's non-loop entries grouped by the degree bucket of their source."""
+    s: jax.Array       # [E] sources: bucket 0's entries, then bucket 1's ...; n_cap after the last
+    d: jax.Array       # [E] targets (n_cap in padding)
+    w: jax.Array       # [E] weights (0 in padding)
+    d_rank: jax.Array  # [E] row of d inside the bucket when d is in s's bucket, else -1
+    start: jax.Array   # [N_BUCKETS] first position of each bucket
+    count: jax.Array   # [N_BUCKETS] entries of each bucket
+    of: jax.Array      # [N] bucket of each vertex (-1: no stored entry, or padding)
+    k: jax.Array       # [N] weighted degrees (a loop counts twice)
+    loops: jax.Array   # sum of the diagonal entries' contributions to sum_i e_{i -> C(i)}
+
+
 class Options(NamedTuple):
-    """Traced numeric options (changing them does not recompile)."""
+    """Traced options (changing them does not recompile)."""
     resolution: jax.Array
     threshold: jax.Array
     threshold_large: jax.Array
     large_graph: jax.Array
+    max_levels: jax.Array    # levels run at most (<= the static level capacity)
+    max_iters: jax.Array     # iterations of one level at most (<= the static iteration capacity)
+    refine: jax.Array        # bool: refine the final partition on the input graph
 
 
 class OptState(NamedTuple):
     comm: jax.Array    # [N] community of each vertex (N for padding)
     tot: jax.Array     # [N] a_c
+    size: jax.Array    # [N] vertices of each community
     q: jax.Array       # modularity of comm on this level's graph
     it: jax.Array
     moves: jax.Array   # [max_iters] vertices moved per iteration
@@ -136,7 +193,8 @@ class OptState(NamedTuple):
 
 class LouvainState(NamedTuple):
     graph: Level
-    orig: jax.Array          # [N] vertex of the current level holding each input vertex (-1 padding)
+    orig: jax.Array          # [N] vertex of the current level holding each input vertex (-1 padding);
+                             # after the refinement, the final labels
     levels: jax.Array        # [max_levels, N] partition of the input vertices after each level
     level_q: jax.Array       # [max_levels]
     moves: jax.Array         # [max_levels, max_iters]
@@ -144,8 +202,61 @@ class LouvainState(NamedTuple):
     verts: jax.Array         # [max_levels] vertices of each level's graph
     level: jax.Array         # levels recorded so far
     q: jax.Array             # modularity of the current partition
+    refining: jax.Array      # the next pass is the refinement on the input graph
     done: jax.Array
+    out_of_levels: jax.Array  # stopped at max_levels while still improving
     hit_max_iters: jax.Array
+    communities: jax.Array
+    refine_iters: jax.Array
+    refine_moves: jax.Array  # [max_iters]
+
+
+# --------------------------------------------------------------------------
+# static-length windows
+
+
+def window_classes(e_cap: int) -> list[int]:
+    """Static array lengths work may run on: [e_cap] when e_cap <= SINGLE_CLASS_MAX,
+    else e_cap, e_cap / 2, e_cap / 4, e_cap / 8 (``FINE_CLASSES`` classes a
+    factor 2 apart, where the big buckets fall), then a factor 4 apart down
+    to WINDOW_MIN. Each class compiles its own copy of the bucket step."""
+    sizes = [e_cap]
+    if e_cap > SINGLE_CLASS_MAX:
+        while True:
+            nxt = sizes[-1] // (2 if len(sizes) < FINE_CLASSES else 4)
+            if nxt < WINDOW_MIN:
+                break
+            sizes.append(nxt)
+    return sizes
+
+
+def level_classes(e_cap: int) -> list[int]:
+    """The coarser classes of once-per-level work (bucket grouping, aggregation, Q):
+    e_cap, e_cap / 8, e_cap / 64 ... >= WINDOW_MIN ([e_cap] up to SINGLE_CLASS_MAX)."""
+    sizes = [e_cap]
+    while e_cap > SINGLE_CLASS_MAX and sizes[-1] // 8 >= WINDOW_MIN:
+        sizes.append(sizes[-1] // 8)
+    return sizes
+
+
+def by_class(fn, used, e_cap: int, *args, classes=level_classes):
+    """``fn(size, *args)`` for the smallest class ``size`` >= ``used`` of ``classes(e_cap)``.
+
+    A ``lax.switch`` over the classes (none when there is one); every
+    branch must return arrays of equal shapes (pad back to e_cap)."""
+    sizes = classes(e_cap)
+    if len(sizes) == 1:
+        return fn(sizes[0], *args)
+    pick = jnp.sum(jnp.asarray(sizes) >= used) - 1
+    return lax.switch(pick, [partial(fn, size) for size in sizes], *args)
+
+
+def _pad(a, e_cap, fill):
+    return jnp.pad(a, (0, e_cap - a.shape[0]), constant_values=fill)
+
+
+# --------------------------------------------------------------------------
+# grouping by pairs (aggregation)
 
 
 def _heads(a, b):
@@ -154,7 +265,7 @@ def _heads(a, b):
 
 
 class Groups(NamedTuple):
-    """Entries grouped by a pair of ids (the sort that replaces the paper's hash tables)."""
+    """Entries grouped by a pair of ids."""
     grp: jax.Array     # [E] per entry (input order): sorted position of its pair's first copy
     a: jax.Array       # [E] the pairs in sorted order
     b: jax.Array
@@ -186,7 +297,7 @@ def pair_groups(a, b, n_cap: int) -> Groups:
     key-only sort (plus a binary search for each entry's group) or one
     two-key sort; on a GPU single-key key-value sorts, which become radix
     sorts (``SORT_METHOD`` = "auto" picks by ``jax.default_backend()``).
-    Every path gives the same groups.
+    Every path gives the same groups. Used once per level (aggregation).
     """
     e_cap = a.shape[0]
     pos = jnp.arange(e_cap, dtype=jnp.int32)
@@ -213,213 +324,357 @@ def pair_groups(a, b, n_cap: int) -> Groups:
     return Groups(jnp.zeros(e_cap, jnp.int32).at[perm].set(first), sa, sb, head)
 
 
-def move_bucket(gr: Level, k, deg, comm, tot, size, lo, hi, inv2m, resolution):
-    """Algorithm 2 for every vertex with lo < deg <= hi, at once; returns (comm, moved).
+# --------------------------------------------------------------------------
+# one level: buckets, moves, sweeps
 
-    ``k`` weighted degrees, ``deg`` stored entries per vertex, ``comm``
-    communities, ``tot`` = a_c, ``size`` community sizes, ``inv2m`` = 1 / 2m
-    (0 when m = 0: nothing moves).
+
+def stable_sort_with_positions(key, key_max: int):
+    """(sorted key, positions in stable order) for int32 keys in [0, key_max].
+
+    Packed into one int32 key-only sort (key * len + position) when it fits:
+    on CPU a key-only sort is about 7x faster than a key-value one, and on a
+    GPU it moves half the bytes; otherwise a stable key-value sort (a radix
+    sort of pairs on a GPU).
     """
-    n_cap, e_cap = comm.shape[0], gr.src.shape[0]
-    s, d, w = gr.src, gr.dst, gr.w
-    by_vertex = dict(segment_ids=s, num_segments=n_cap, indices_are_sorted=True)
-    in_bucket = (deg > lo) & (deg <= hi)
-    act = take(in_bucket, s, False) & (s != d)             # entries (i, j) of the bucket, no loops
-    c = take(comm, d, n_cap)
-    grp = pair_groups(jnp.where(act, s, n_cap), jnp.where(act, c, n_cap), n_cap).grp
-    e_ic = jax.ops.segment_sum(w, grp, e_cap)[grp]          # e_{i -> C(j)} on entry (i, j)
-    ci = take(comm, s, n_cap)
-    own = c == ci
-    e_own = jax.ops.segment_sum(jnp.where(act & own, w, 0), **by_vertex)   # e_{i -> C(i) \ {i}}
+    size = key.shape[0]
+    pos = jnp.arange(size, dtype=jnp.int32)
+    if (key_max + 1) * size - 1 <= INT_MAX:
+        packed = lax.sort(key * size + pos)
+        return packed // size, packed % size
+    return lax.sort((key, pos), num_keys=1, is_stable=True)
+
+
+def vertex_buckets(deg):
+    """Bucket of each vertex by its number of stored entries (-1 when it has none)."""
+    upper = jnp.asarray(BUCKETS[1:-1], deg.dtype)
+    b = jnp.sum(deg[:, None] > upper[None, :], axis=1, dtype=jnp.int32)
+    return jnp.where(deg > 0, b, -1)
+
+
+def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
+    """Sort the first ``size`` entries of ``gr`` (all its valid ones) by bucket; arrays padded to e_cap.
+
+    ``of`` (the bucket of each vertex) defaults to :func:`vertex_buckets` of
+    the stored-entry counts; a vertex with ``of = -1`` never moves. One
+    stable key-value sort (the key has N_BUCKETS + 1 values).
+    """
+    e_cap = gr.src.shape[0]
+    src, dst, w = gr.src[:size], gr.dst[:size], gr.w[:size]
+    k = degrees(src, dst, w, n_cap)
+    if of is None:
+        of = vertex_buckets(jax.ops.segment_sum(jnp.ones_like(src), src, n_cap))
+    loop = src == dst
+    key = jnp.where(loop | (src >= n_cap), N_BUCKETS, take(of, src, N_BUCKETS))
+    key = jnp.where(key < 0, N_BUCKETS, key)
+    _, perm = stable_sort_with_positions(key, N_BUCKETS)
+    count = jax.ops.segment_sum(jnp.ones_like(key), key, N_BUCKETS)
+    start = jnp.cumsum(count) - count
+    keep = jnp.arange(size) < jnp.sum(count)
+    s = jnp.where(keep, src[perm], n_cap)
+    d = jnp.where(keep, dst[perm], n_cap)
+    ww = jnp.where(keep, w[perm], 0)
+    kb = key[perm]
+    # rows: the vertices with entries, numbered inside their bucket in id order (the numbering
+    # move_bucket's windows use); d_rank: the row of the entry's target when it is in the same
+    # bucket (it may move in the same step), else -1
+    head = keep & (s != jnp.concatenate([jnp.full(1, n_cap, s.dtype), s[:-1]]))
+    row = jnp.cumsum(head, dtype=jnp.int32) - 1
+    rows = jax.ops.segment_sum(head.astype(jnp.int32), kb, N_BUCKETS)
+    rank_here = row - take(jnp.cumsum(rows) - rows, kb, 0)
+    rank = jnp.full(n_cap, -1, jnp.int32).at[jnp.where(head, s, n_cap)].set(rank_here, mode="drop")
+    d_rank = jnp.where(keep & (take(of, d, -1) == kb), take(rank, d, -1), -1)
+    loops = 2 * jnp.sum(jnp.where(loop & (src < n_cap), w, 0))
+    return Buckets(_pad(s, e_cap, n_cap), _pad(d, e_cap, n_cap), _pad(ww, e_cap, 0),
+                   _pad(d_rank, e_cap, -1), start.astype(jnp.int32), count.astype(jnp.int32),
+                   of, k, loops)
+
+
+def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int):
+    """Algorithm 2 for every vertex of bucket ``b`` at once; returns (comm, tot, size, moved).
+
+    ``comm`` communities [N], ``tot`` = a_c, ``size`` community sizes,
+    ``inv2m`` = 1 / 2m (0 when m = 0: nothing moves). The bucket's entries are
+    read through a window of static length ``window`` >= count[b]. All
+    per-vertex work is on the window's rows (W-sized arrays); N-sized arrays
+    are read by gathers and written by scatters of W values, and two are
+    filled (the interaction bound's community sums).
+    """
+    n_cap, e_cap, W = comm.shape[0], bk.s.shape[0], window
+    first, cnt = bk.start[b], bk.count[b]
+    lo = jnp.clip(first, 0, e_cap - W)
+    cut = lambda a: lax.dynamic_slice(a, (lo,), (W,))
+    pos = lo + jnp.arange(W, dtype=jnp.int32)
+    valid = (pos >= first) & (pos < first + cnt)
+    s = jnp.where(valid, cut(bk.s), n_cap)
+    d = jnp.where(valid, cut(bk.d), n_cap)
+    w = jnp.where(valid, cut(bk.w), 0)
+    jr = jnp.where(valid, cut(bk.d_rank), -1)
+    # rows: the bucket's vertices in the window, numbered 0 .. R-1 in order
+    row_head = valid & (s != jnp.concatenate([jnp.full(1, n_cap, s.dtype), s[:-1]]))
+    rid = jnp.maximum(jnp.cumsum(row_head, dtype=jnp.int32) - 1, 0)   # sorted; masked entries harmless
+    vertex = jnp.full(W, n_cap, jnp.int32).at[jnp.where(row_head, rid, W)].set(s, mode="drop")
+    real_row = vertex < n_cap
+    k_row = take(bk.k, vertex, 0)
+    comm_row = take(comm, vertex, n_cap)
+    by_row = dict(segment_ids=rid, num_segments=W, indices_are_sorted=True)
+
+    # group the entries by (C(j), i): one stable sort by C(j) (entries are sorted by i)
+    c = jnp.where(valid, take(comm, d, n_cap), n_cap)
+    sc, perm = stable_sort_with_positions(c, n_cap)
+    srid, sw, sv = rid[perm], w[perm], sc < n_cap
+    head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
+                 | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
+    run = jnp.cumsum(head, dtype=jnp.int32) - 1
+    e_ic = jax.ops.segment_sum(sw, jnp.maximum(run, 0), W, indices_are_sorted=True)[jnp.maximum(run, 0)]
+    ci = comm_row[srid]
+    own = head & (sc == ci)
+    e_own = jax.ops.segment_sum(jnp.where(own, e_ic, 0), srid, W)     # e_{i -> C(i) \ {i}}
     single = size == 1
-    blocked = take(single, ci, False) & take(single, c, False) & (c > ci)  # the singleton rule
-    allowed = act & ~own & ~blocked
+    blocked = (take(single, ci, False) & take(single, sc, False) & (sc > ci)
+               & (jr[perm] >= 0))                                       # the singleton rule
+    allowed = head & ~own & ~blocked
     # m * dQ of Eq. (2) = score(target) - stay; score holds the terms that depend on the target
-    score = jnp.where(allowed, e_ic - resolution * take(k, s, 0) * take(tot, c, 0) * inv2m, -jnp.inf)
-    best = jax.ops.segment_max(score, **by_vertex)
-    at_best = allowed & (score == take(best, s, -jnp.inf))
-    target = jax.ops.segment_min(jnp.where(at_best, c, n_cap), **by_vertex)   # ties: lowest id
-    stay = e_own - resolution * k * (take(tot, comm, 0) - k) * inv2m
-    move = in_bucket & (target < n_cap) & (best > stay) & (inv2m > 0)
+    score = jnp.where(allowed, e_ic - resolution * k_row[srid] * take(tot, sc, 0) * inv2m, -jnp.inf)
+    best = jax.ops.segment_max(score, srid, W)
+    at_best = allowed & (score == best[srid])
+    target = jax.ops.segment_min(jnp.where(at_best, sc, n_cap), srid, W)   # ties: lowest id
+    stay = e_own - resolution * k_row * (take(tot, comm_row, 0) - k_row) * inv2m
+    move = real_row & (target < n_cap) & (best > stay) & (inv2m > 0)
     # (a) the interaction bound: half the null-model cost of the other movers in and out
-    km = jnp.where(move, k, 0)
+    km = jnp.where(move, k_row, 0)
     k_in = jax.ops.segment_sum(km, jnp.where(move, target, n_cap), n_cap)
-    k_out = jax.ops.segment_sum(km, jnp.where(move, comm, n_cap), n_cap)
-    crowd = take(k_in, target, 0) + take(k_out, comm, 0) - 2 * k
-    gain = best - stay - resolution * k * crowd * inv2m / 2
+    k_out = jax.ops.segment_sum(km, jnp.where(move, comm_row, n_cap), n_cap)
+    crowd = take(k_in, target, 0) + take(k_out, comm_row, 0) - 2 * k_row
+    gain = best - stay - resolution * k_row * crowd * inv2m / 2
     move = move & (gain > 0)
     # (b) conflicts between neighbours
-    move = resolve_conflicts(s, d, comm, jnp.where(move, target, comm), move, gain)
-    return jnp.where(move, target, comm), jnp.sum(move, dtype=jnp.int32)
+    move = resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, by_row)
+    mover = jnp.where(move, vertex, n_cap)
+    new = jnp.where(move, target, comm_row)
+    comm = comm.at[mover].set(new, mode="drop")
+    km = jnp.where(move, k_row, 0)
+    gone = jnp.where(move, comm_row, n_cap)
+    came = jnp.where(move, target, n_cap)
+    tot = tot.at[gone].add(-km, mode="drop").at[came].add(km, mode="drop")
+    one = move.astype(size.dtype)
+    size = size.at[gone].add(-one, mode="drop").at[came].add(one, mode="drop")
+    return comm, tot, size, jnp.sum(move, dtype=jnp.int32)
 
 
-def resolve_conflicts(s, d, comm, target, move, gain):
-    """The moves that survive ``RESOLVE_ROUNDS`` rounds of conflict resolution.
+def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, by_row):
+    """The moves (per window row) that survive ``RESOLVE_ROUNDS`` rounds of conflict resolution.
 
     Neighbours i and j conflict when both intend to move and one enters the
     community the other leaves. A round accepts every undecided mover whose
     gain beats (ties: smaller id) all its undecided conflicting neighbours,
     and drops the neighbours of accepted ones. Like a greedy (locally
     dominant) independent set of the conflict graph, weighted by gain.
+    Entries (i, j) are the window's: d = j, c = C(j), jr = j's row when j is
+    in the bucket (else -1: j does not move now); all lookups are in the
+    window's rows.
     """
+    j = jnp.maximum(jr, 0)
+    m_j = (jr >= 0) & move[j]
+    conf = m_j & move[rid] & ((target[rid] == c) | (target[j] == comm_row[rid]))
+    g_i, g_j = gain[rid], gain[j]
+    sentinel = jnp.iinfo(jnp.int32).max
+    undecided, accepted = move, jnp.zeros_like(move)
+    for _ in range(RESOLVE_ROUNDS):          # unrolled: no loop (and no host sync per round on a GPU)
+        live = conf & undecided[j]
+        top = jax.ops.segment_max(jnp.where(live, g_j, -jnp.inf), **by_row)
+        tie = jax.ops.segment_min(jnp.where(live & (g_j == g_i), d, sentinel), **by_row)
+        win = undecided & ~(top > gain) & ~(tie < vertex)
+        beaten = jax.ops.segment_max((conf & win[j]).astype(jnp.int32), **by_row) > 0
+        undecided, accepted = undecided & ~win & ~beaten, accepted | win
+    return accepted
+
+
+def intra(bk: Buckets, comm, size: int):
+    """sum_i e_{i -> C(i)} (= 2 * weight inside communities) from the first ``size`` bucket entries."""
     n_cap = comm.shape[0]
-    by_vertex = dict(segment_ids=s, num_segments=n_cap, indices_are_sorted=True)
-    conf = (s != d) & take(move, s, False) & take(move, d, False) & (
-        (take(target, s, -1) == take(comm, d, -2)) | (take(target, d, -1) == take(comm, s, -2)))
-    g_i, g_j = take(gain, s, 0), take(gain, d, 0)
-    ids = jnp.arange(n_cap, dtype=jnp.int32)
-
-    def round_(_, c):
-        undecided, accepted = c
-        live = conf & take(undecided, d, False)
-        top = jax.ops.segment_max(jnp.where(live, g_j, -jnp.inf), **by_vertex)
-        tie = jax.ops.segment_min(jnp.where(live & (g_j == g_i), d, n_cap), **by_vertex)
-        win = undecided & ~(top > gain) & ~(tie < ids)
-        beaten = jax.ops.segment_max((conf & take(win, d, False)).astype(jnp.int32), **by_vertex) > 0
-        return undecided & ~win & ~beaten, accepted | win
-
-    return lax.fori_loop(0, RESOLVE_ROUNDS, round_, (move, jnp.zeros_like(move)))[1]
+    s, d, w = bk.s[:size], bk.d[:size], bk.w[:size]
+    same = (s < n_cap) & (take(comm, s, -1) == take(comm, d, -2))
+    return jnp.sum(jnp.where(same, w, 0)) + bk.loops
 
 
-def optimise(gr: Level, k, deg, real, opts: Options, threshold, max_iters: int):
-    """Algorithm 1 on one level's graph; returns (comm, q, iterations, moves, hit_max_iters)."""
-    n_cap = k.shape[0]
+def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution):
+    """Q of ``comm`` (Eq. (1)) on the level's graph; NaN when m = 0."""
+    e_cap = bk.s.shape[0]
+    used = jnp.sum(bk.count)
+    x = tot * inv2m
+    inside = by_class(lambda size, bk, comm: intra(bk, comm, size), used, e_cap, bk, comm)
+    q = inside * inv2m - resolution * jnp.sum(x * x)
+    return jnp.where(inv2m > 0, q, jnp.nan)
+
+
+def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int):
+    """Algorithm 1 on one level's graph from communities ``comm`` [N] (N in padding), at most
+    ``opts.max_iters`` iterations (``max_iters``: the static length of the ``moves`` record).
+
+    Returns (comm, q, iterations, moves, hit_max_iters).
+    """
+    n_cap, e_cap = comm.shape[0], bk.s.shape[0]
+    k = bk.k
     two_m = jnp.sum(k)
     inv2m = jnp.where(two_m > 0, 1 / jnp.where(two_m > 0, two_m, 1), 0)
-    comm = jnp.where(real, jnp.arange(n_cap, dtype=jnp.int32), n_cap)
-    ones = real.astype(jnp.int32)
+    real = comm < n_cap
     tot = jax.ops.segment_sum(k, comm, n_cap)
-    lo_hi = jnp.asarray(BUCKETS, jnp.int32)
+    size = jax.ops.segment_sum(real.astype(jnp.int32), comm, n_cap)
+    # the non-empty buckets, in order: the sweep loops over these only (under vmap: the most
+    # any graph of the batch has)
+    order = jnp.argsort(bk.count == 0, stable=True).astype(jnp.int32)
+    busy = jnp.sum(bk.count > 0, dtype=jnp.int32)
 
-    def bucket(b, c):
-        lo, hi = lo_hi[b], lo_hi[b + 1]
+    def bucket(j, c):
+        comm, tot, size, moved = c
+        b = order[j]
+        comm, tot, size, m = by_class(_run_bucket, bk.count[b], e_cap, bk, comm, tot, size, b,
+                                      inv2m, opts.resolution, classes=window_classes)
+        return comm, tot, size, moved + m
 
-        def run(c):
-            comm, tot, moved = c
-            size = jax.ops.segment_sum(ones, comm, n_cap)
-            comm, m = move_bucket(gr, k, deg, comm, tot, size, lo, hi, inv2m, opts.resolution)
-            return comm, jax.ops.segment_sum(k, comm, n_cap), moved + m
+    def body(st: OptState) -> OptState:
+        comm, _, size, moved = lax.fori_loop(0, busy, bucket, (st.comm, st.tot, st.size, jnp.int32(0)))
+        tot = jax.ops.segment_sum(k, comm, n_cap)        # exact a_c once per sweep
+        q = sweep_modularity(bk, comm, tot, inv2m, opts.resolution)
+        better = q >= st.q
+        return OptState(comm=jnp.where(better, comm, st.comm), tot=jnp.where(better, tot, st.tot),
+                        size=jnp.where(better, size, st.size), q=jnp.where(better, q, st.q),
+                        it=st.it + 1, moves=st.moves.at[st.it].set(moved),
+                        go=(moved > 0) & (q - st.q >= threshold))
 
-        # an empty bucket costs nothing (under vmap both branches run, as a select)
-        return lax.cond(jnp.any((deg > lo) & (deg <= hi)), run, lambda c: c, c)
-
-    def body(s: OptState) -> OptState:
-        comm, tot, moved = lax.fori_loop(0, len(BUCKETS) - 1, bucket, (s.comm, s.tot, jnp.int32(0)))
-        q = entry_modularity(gr.src, gr.dst, gr.w, comm, k, tot, opts.resolution)
-        better = q >= s.q
-        return OptState(comm=jnp.where(better, comm, s.comm), tot=jnp.where(better, tot, s.tot),
-                        q=jnp.where(better, q, s.q), it=s.it + 1,
-                        moves=s.moves.at[s.it].set(moved),
-                        go=(moved > 0) & (q - s.q >= threshold))
-
-    q0 = entry_modularity(gr.src, gr.dst, gr.w, comm, k, tot, opts.resolution)
-    s = OptState(comm, tot, q0, jnp.int32(0), jnp.zeros(max_iters, jnp.int32), inv2m > 0)
-    s = lax.while_loop(lambda s: s.go & (s.it < max_iters), body, s)
-    return s.comm, s.q, s.it, s.moves, s.go
+    q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution)
+    st = OptState(comm, tot, size, q0, jnp.int32(0), jnp.zeros(max_iters, jnp.int32), inv2m > 0)
+    st = lax.while_loop(lambda s: s.go & (s.it < jnp.minimum(opts.max_iters, max_iters)), body, st)
+    return st.comm, st.q, st.it, st.moves, st.go
 
 
-def aggregate(gr: Level, comm, real):
-    """Algorithm 3: the graph of the communities; returns (coarse Level, vertex -> coarse vertex)."""
+def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution):
+    return move_bucket(bk, comm, tot, size, b, inv2m, resolution, window)
+
+
+def aggregate(gr: Level, comm, real, size: int):
+    """Algorithm 3 on the first ``size`` entries: the graph of the communities, padded to e_cap.
+
+    Returns (coarse Level, vertex -> coarse vertex).
+    """
     n_cap, e_cap = comm.shape[0], gr.src.shape[0]
     used = jax.ops.segment_sum(real.astype(jnp.int32), comm, n_cap) > 0
     new_id = jnp.cumsum(used, dtype=jnp.int32) - 1
     to_coarse = jnp.where(real, take(new_id, comm, n_cap), n_cap)
-    s = take(to_coarse, gr.src, n_cap)
-    d = take(to_coarse, gr.dst, n_cap)
-    w = jnp.where((gr.src != gr.dst) & (s == d), gr.w / 2, gr.w)
+    src, dst = gr.src[:size], gr.dst[:size]
+    s = take(to_coarse, src, n_cap)
+    d = take(to_coarse, dst, n_cap)
+    w = jnp.where((src != dst) & (s == d), gr.w[:size] / 2, gr.w[:size])
     g = pair_groups(s, d, n_cap)
-    total = jax.ops.segment_sum(w, g.grp, e_cap)             # at each pair's first sorted position
+    total = jax.ops.segment_sum(w, g.grp, size)             # at each pair's first sorted position
     keep = g.head & (g.a < n_cap)
     slot = jnp.where(keep, jnp.cumsum(g.head, dtype=jnp.int32) - 1, e_cap)
     src = jnp.full(e_cap, n_cap, jnp.int32).at[slot].set(g.a, mode="drop")
     dst = jnp.full(e_cap, n_cap, jnp.int32).at[slot].set(g.b, mode="drop")
-    w = jnp.zeros_like(gr.w).at[slot].set(total, mode="drop")
+    w = jnp.zeros(e_cap, gr.w.dtype).at[slot].set(total, mode="drop")
     return Level(src, dst, w, jnp.sum(used, dtype=jnp.int32)), to_coarse
 
 
-def size_classes(e_cap: int) -> list[int]:
-    """Static entry-array lengths a level may run on: e_cap, e_cap / 4, ... down to SIZE_CLASS_MIN.
+def buckets_of(gr: Level, n_cap: int, of=None) -> Buckets:
+    """:func:`group_by_bucket` on the smallest window class holding the level's entries."""
+    e_cap = gr.src.shape[0]
+    used = jnp.sum(gr.src < n_cap)
+    return by_class(lambda size, gr: group_by_bucket(gr, n_cap, size, of), used, e_cap, gr)
 
-    The coarse graphs shrink, but the loop's arrays keep the input's
-    capacity; a level whose entries fit a smaller class runs on that prefix
-    (a ``lax.switch`` over the classes; under ``vmap`` every class runs, a
-    select picks, which costs at most 4/3 of the largest).
-    """
-    sizes = [e_cap]
-    while sizes[-1] // 4 >= SIZE_CLASS_MIN:
-        sizes.append(sizes[-1] // 4)
-    return sizes
+
+def renumber(comm, real):
+    """Communities renumbered 0 .. k-1 in order of their ids; (labels with -1 past n, k)."""
+    n_cap = comm.shape[0]
+    used = jax.ops.segment_sum(real.astype(jnp.int32), jnp.where(real, comm, n_cap), n_cap) > 0
+    new_id = jnp.cumsum(used, dtype=jnp.int32) - 1
+    return jnp.where(real, take(new_id, comm, -1), -1), jnp.sum(used, dtype=jnp.int32)
 
 
 def louvain(g, opts: Options, *, max_levels: int, max_iters: int):
-    """The multi-level loop; returns (labels, levels, modularity, level_q, status, stats)."""
+    """The multi-level loop; returns (labels, levels, modularity, level_q, status, stats).
+
+    One ``lax.while_loop`` runs the levels (at most ``opts.max_levels`` <=
+    ``max_levels``, the static size of the level arrays; ``opts.max_iters`` <=
+    ``max_iters`` likewise for the iterations) and then, with
+    ``opts.refine``, one more pass of its body on the input graph that starts
+    from the final partition (so the optimisation is compiled once, not twice).
+    """
+    refine = opts.refine
     n_cap = g.vertex_cap
+    e_cap = g.adj.src.shape[0]
     ids = jnp.arange(n_cap, dtype=jnp.int32)
-    gr = Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
-    k0 = degrees(gr.src, gr.dst, gr.w, n_cap)
+    gr0 = Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
     real0 = ids < g.n
     comm0 = jnp.where(real0, ids, n_cap)
-    q0 = entry_modularity(gr.src, gr.dst, gr.w, comm0, k0, k0, opts.resolution)
+    k0 = degrees(gr0.src, gr0.dst, gr0.w, n_cap)
 
-    e_cap = gr.src.shape[0]
-    sizes = size_classes(e_cap)
-
-    def work(gr: Level, size: int):
-        """One level on the first ``size`` entries (all the valid ones), padded back to e_cap."""
-        sub = Level(gr.src[:size], gr.dst[:size], gr.w[:size], gr.n)
-        k = degrees(sub.src, sub.dst, sub.w, n_cap)
-        deg = jax.ops.segment_sum(jnp.ones_like(sub.src), sub.src, n_cap)
-        real = ids < sub.n
-        thr = jnp.where(sub.n > opts.large_graph, opts.threshold_large, opts.threshold)
-        comm, q, iters, moves, hit = optimise(sub, k, deg, real, opts, thr, max_iters)
-        coarse, to_coarse = aggregate(sub, comm, real)
-        pad = (0, e_cap - size)
-        coarse = Level(jnp.pad(coarse.src, pad, constant_values=n_cap),
-                       jnp.pad(coarse.dst, pad, constant_values=n_cap), jnp.pad(coarse.w, pad), coarse.n)
-        return coarse, to_coarse, q, iters, moves, hit
+    def threshold_of(n):
+        return jnp.where(n > opts.large_graph, opts.threshold_large, opts.threshold)
 
     def body(st: LouvainState) -> LouvainState:
         gr = st.graph
-        if len(sizes) == 1:
-            coarse, to_coarse, q, iters, moves, hit = work(gr, e_cap)
-        else:   # the smallest size class that holds this level's entries
-            used = jnp.sum(gr.src < n_cap)
-            pick = jnp.sum(jnp.asarray(sizes) >= used) - 1
-            coarse, to_coarse, q, iters, moves, hit = lax.switch(
-                pick, [lambda gr, size=size: work(gr, size) for size in sizes], gr)
+        real = ids < gr.n
+        start = jnp.where(st.refining, jnp.where(real0, st.orig, n_cap), jnp.where(real, ids, n_cap))
+        bk = buckets_of(gr, n_cap)
+        comm, q, iters, moves, hit = optimise(bk, start, opts, threshold_of(gr.n), max_iters)
+        used = jnp.sum(gr.src < n_cap)
+        coarse, to_coarse = lax.cond(
+            st.refining, lambda gr, comm: (gr, ids),
+            lambda gr, comm: by_class(lambda size, gr, comm: aggregate(gr, comm, real, size),
+                                      used, e_cap, gr, comm), gr, comm)
+        # a coarsening level
         moved = coarse.n < gr.n
-        record = (st.level == 0) | moved
-        orig = take(to_coarse, st.orig, -1)
+        record = ~st.refining & ((st.level == 0) | moved)
         at = jnp.where(record, st.level, max_levels)   # max_levels: dropped
+        level = st.level + record.astype(jnp.int32)
+        improving = moved & (q - st.q >= opts.threshold)
+        last = ~st.refining & (~improving | (level >= opts.max_levels))
+        orig = jnp.where(st.refining, st.orig, take(to_coarse, st.orig, -1))
+        # the refinement pass: labels of the input vertices from comm, renumbered 0 .. k-1
+        refined, k = renumber(comm, real0)
+        orig = jnp.where(st.refining, refined, orig)
         return LouvainState(
-            graph=coarse, orig=orig,
+            graph=Level(*[jnp.where(last & refine, a, b) for a, b in zip(gr0, coarse)]),
+            orig=orig,
             levels=st.levels.at[at].set(orig, mode="drop"),
             level_q=st.level_q.at[at].set(q, mode="drop"),
             moves=st.moves.at[at].set(moves, mode="drop"),
             iters=st.iters.at[at].set(iters, mode="drop"),
             verts=st.verts.at[at].set(gr.n, mode="drop"),
-            level=st.level + record.astype(jnp.int32),
-            q=q, done=~moved | ~(q - st.q >= opts.threshold),
-            hit_max_iters=st.hit_max_iters | (hit & record))
+            level=level, q=q,
+            refining=last & refine,
+            done=st.refining | (last & ~refine),
+            out_of_levels=st.out_of_levels | (last & improving),
+            hit_max_iters=st.hit_max_iters | (hit & (record | st.refining)),
+            communities=jnp.where(st.refining, k, coarse.n),
+            refine_iters=jnp.where(st.refining, iters, st.refine_iters),
+            refine_moves=jnp.where(st.refining, moves, st.refine_moves))
 
-    wdt = gr.w.dtype
+    q0 = entry_modularity(gr0.src, gr0.dst, gr0.w, comm0, k0, k0, opts.resolution)
+    wdt = gr0.w.dtype
     st = LouvainState(
-        graph=gr, orig=jnp.where(real0, ids, -1),
+        graph=gr0, orig=jnp.where(real0, ids, -1),
         levels=jnp.full((max_levels, n_cap), -1, jnp.int32),
         level_q=jnp.full(max_levels, jnp.nan, wdt),
         moves=jnp.zeros((max_levels, max_iters), jnp.int32),
         iters=jnp.zeros(max_levels, jnp.int32), verts=jnp.zeros(max_levels, jnp.int32),
-        level=jnp.int32(0), q=q0, done=jnp.bool_(False), hit_max_iters=jnp.bool_(False))
-    st = lax.while_loop(lambda s: ~s.done & (s.level < max_levels), body, st)
+        level=jnp.int32(0), q=q0, refining=jnp.bool_(False), done=jnp.bool_(False),
+        out_of_levels=jnp.bool_(False), hit_max_iters=jnp.bool_(False), communities=g.n,
+        refine_iters=jnp.int32(0), refine_moves=jnp.zeros(max_iters, jnp.int32))
+    # at most max_levels coarsening passes and one refinement pass
+    st = lax.while_loop(lambda s: ~s.done, body, st)
 
     labels = st.orig
+    n_levels = st.level
     rows = jnp.arange(max_levels)[:, None]
-    levels = jnp.where(rows < st.level, st.levels, labels[None, :])
-    level_q = jnp.where(jnp.arange(max_levels) < st.level, st.level_q, st.q)
-    k_final = jax.ops.segment_sum(k0, jnp.where(real0, labels, n_cap), n_cap)
-    q = entry_modularity(gr.src, gr.dst, gr.w, jnp.where(real0, labels, n_cap), k0, k_final,
+    levels = jnp.where(rows < n_levels, st.levels, st.levels[jnp.maximum(n_levels - 1, 0)][None, :])
+    last_q = st.level_q[jnp.maximum(n_levels - 1, 0)]
+    level_q = jnp.where(jnp.arange(max_levels) < n_levels, st.level_q, last_q)
+    lab = jnp.where(real0, labels, n_cap)
+    q = entry_modularity(gr0.src, gr0.dst, gr0.w, lab, k0, jax.ops.segment_sum(k0, lab, n_cap),
                          opts.resolution)
-    status = jnp.where(st.hit_max_iters | ~st.done, MAX_ITERS, CONVERGED).astype(jnp.int32)
-    stats = dict(levels=st.level, iterations=st.iters, moves=st.moves, vertices=st.verts,
-                 communities=st.graph.n)
+    status = jnp.where(st.hit_max_iters | st.out_of_levels, MAX_ITERS, CONVERGED).astype(jnp.int32)
+    stats = dict(levels=n_levels, iterations=st.iters, moves=st.moves, vertices=st.verts,
+                 communities=st.communities, refine_iterations=st.refine_iters,
+                 refine_moves=st.refine_moves)
     return labels, levels, q, level_q, status, stats
