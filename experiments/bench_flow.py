@@ -51,10 +51,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments import generators as gen  # noqa: E402
+from experiments.common import FAST_FLAGS, Forked  # noqa: E402
 
-# Command buffers turn each while-loop step into one CUDA graph launch (BENCHMARKS.md).
-FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,COLLECTIVES,WHILE,CONDITIONAL "
-              "--xla_gpu_graph_min_graph_size=1")
 
 # class: scales (log2 of the vertex count), cheapest first so that the budget cuts the most expensive
 SIZES = {"matching": [18], "power_law": [20], "rlg": [18, 21], "genrmf": [18, 21], "road": [20]}
@@ -147,39 +145,6 @@ def with_super_terminals(t, h, c, sources, sinks, n):
     h2 = np.concatenate([h, sources, np.full(sinks.size, T)]).astype(np.int32)
     c2 = np.concatenate([c, np.maximum(out_cap[sources], 1), np.maximum(in_cap[sinks], 1)]).astype(np.int32)
     return t2, h2, c2, S, T, n + 2
-
-
-# --------------------------------------------------------------------------
-# peers, each in a forked process with a time limit
-
-
-def _child(conn, fn):
-    try:
-        conn.send(fn())
-    except Exception as e:  # the parent reports it
-        conn.send(("error", repr(e)))
-
-
-class Forked:
-    """fn() -> (seconds, value) in a forked process; ``result(limit)`` waits at most ``limit`` seconds."""
-
-    def __init__(self, fn):
-        import multiprocessing as mp
-        ctx = mp.get_context("fork")
-        self.here, there = ctx.Pipe(duplex=False)
-        self.proc = ctx.Process(target=_child, args=(there, fn), daemon=True)
-        self.start = time.perf_counter()
-        self.proc.start()
-
-    def result(self, limit):
-        left = max(0.0, limit - (time.perf_counter() - self.start))
-        out = self.here.recv() if self.here.poll(left) else None
-        self.proc.kill()
-        self.proc.join()
-        if isinstance(out, tuple) and out and out[0] == "error":
-            print(f"note: peer failed: {out[1]}", flush=True)
-            return None
-        return out
 
 
 def scipy_flow(t, h, c, s, tt, n):

@@ -2,8 +2,12 @@
 
 One run builds the graphs, checks every timed answer (cardinality equal to
 scipy's, Koenig certificate), times jaxmatch after a warm-up (median of
-``--repeats`` runs, compile time reported apart), times the CPU peers in the
-same process, prints a table and writes JSON to $OUT (or experiments/results).
+``--repeats`` runs, compile time reported apart), times the CPU peers (one run
+each, in forked processes that run beside jaxmatch's GPU runs, each on its own
+core; a peer not done ``--peer-limit`` seconds after jaxmatch's runs end is
+stopped and loses its column: scipy's Hopcroft-Karp can take minutes on
+permuted meshes, and the certificate proves jaxmatch's answer maximum on its
+own), prints a table and writes JSON to $OUT (or experiments/results).
 
     python experiments/bench_matching.py --scales 20 22 --classes kron rgg
     python experiments/bench_matching.py --small      # CPU smoke test
@@ -24,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments import generators as gen  # noqa: E402
+from experiments.common import FAST_FLAGS, Forked  # noqa: E402
 
 CLASSES = {
     "kron": lambda s, seed: gen.rmat(s, seed=seed),
@@ -45,10 +50,6 @@ def build(job):
     return job, (a.indptr, a.indices, a.shape)
 
 
-# Command buffers turn each while-loop step into one CUDA graph launch (BENCHMARKS.md:
-# ~20 us -> ~7 us per step); --default-flags measures without them.
-FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,COLLECTIVES,WHILE,CONDITIONAL "
-              "--xla_gpu_graph_min_graph_size=1")
 
 
 def method_options(spec: str) -> dict:
@@ -78,39 +79,15 @@ def device_bytes(g, method):
     return m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes - m.alias_size_in_bytes
 
 
-def _child(conn, setup, fn):
-    x = setup()  # not timed (e.g. building igraph's graph)
-    t = time.perf_counter()
-    out = fn(x)
-    conn.send((time.perf_counter() - t, out))
-
-
-class Peer:
-    """A CPU peer timed in a forked process, started now and collected later.
-
-    The peers of one graph run at the same time as each other and as
-    jaxmatch's GPU runs (each on its own core of the 16), which saves the
-    device time they would otherwise idle through. ``setup`` (not timed)
-    builds the peer's input. A peer not done ``limit`` seconds after
-    :meth:`result` is called is stopped and loses its column (scipy's
-    Hopcroft-Karp can take minutes on permuted meshes; the certificate proves
-    jaxmatch's answer maximum on its own).
-    """
-
-    def __init__(self, fn, limit, setup=lambda: None):
-        import multiprocessing as mp
-        ctx = mp.get_context("fork")
-        self.conn, there = ctx.Pipe(duplex=False)
-        self.proc = ctx.Process(target=_child, args=(there, setup, fn))
-        self.limit = limit
-        self.proc.start()
-
-    def result(self):
-        """(seconds, result), or (None, None) when stopped."""
-        out = self.conn.recv() if self.conn.poll(self.limit) else (None, None)
-        self.proc.kill()
-        self.proc.join()
-        return out
+def timed_after(setup, fn):
+    """A peer's job for :class:`Forked`: (seconds, fn(setup())), the set-up (building the
+    peer's own graph) not timed."""
+    def job():
+        x = setup()
+        t = time.perf_counter()
+        out = fn(x)
+        return time.perf_counter() - t, out
+    return job
 
 
 def timed(fn, repeats):
@@ -177,15 +154,16 @@ def main():
         # peers: one timed run each, in forked processes while jaxmatch runs; their sizes must agree
         peers, sizes = {}, {}
         if "scipy" in args.peers:
-            peers["scipy"] = Peer(lambda _: int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum()),
-                                  args.peer_limit)
+            peers["scipy"] = Forked(timed_after(
+                lambda: a, lambda a: int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum())))
         if ig is not None and "igraph" in args.peers:
             def igraph_input():
                 coo = a.tocoo()
                 types = np.concatenate([np.zeros(shape[0], bool), np.ones(shape[1], bool)]).tolist()
                 return ig.Graph(n=shape[0] + shape[1], edges=np.column_stack([coo.row, shape[0] + coo.col])), types
-            peers["igraph"] = Peer(lambda x: len(x[0].maximum_bipartite_matching(x[1])), args.peer_limit,
-                                   setup=igraph_input)
+            peers["igraph"] = Forked(timed_after(igraph_input, lambda x: len(x[0].maximum_bipartite_matching(x[1]))))
+        rec["slots"] = jaxmatch.bipartite.active_slots(g, jaxmatch.bipartite._start(
+            g, init="karp_sipser", init_rounds=jaxmatch.bipartite._init.DEFAULT_ROUNDS)[1])
         for method in args.methods:
             t = time.perf_counter()
             opts = method_options(method)
@@ -195,15 +173,13 @@ def main():
             certify.check_maximum_matching(a, res.row_mate, res.col_mate)  # proves maximum on its own
             sizes[method] = int(res.cardinality)
             st = {k: int(v) for k, v in res.stats.items()}
-            st["slots"] = jaxmatch.bipartite.active_slots(g, jaxmatch.bipartite._start(
-                g, init="karp_sipser", init_rounds=jaxmatch.bipartite._init.DEFAULT_ROUNDS)[1])
             steps = st.get("iterations", st.get("phases", 1))
             peak = device_bytes(g, method)
             rec[method] = dict(time_s=med, first_call_s=compile_s, edges_per_s=a.nnz / med,
                                us_per_step=1e6 * med / max(1, steps), peak_device_bytes=peak,
                                bytes_per_edge=peak / a.nnz if peak else None, **st)
-        for peer, run in peers.items():
-            rec[f"{peer}_s"], size = run.result()
+        for peer, run in peers.items():  # a peer gets --peer-limit seconds more once jaxmatch is done
+            rec[f"{peer}_s"], size = run.result(args.peer_limit + time.perf_counter() - run.start) or (None, None)
             if size is not None:
                 sizes[peer] = size
         assert len(set(sizes.values())) == 1, (name, sizes)  # every method and peer agree

@@ -38,8 +38,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-CB_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,COLLECTIVES,WHILE,CONDITIONAL "
-            "--xla_gpu_graph_min_graph_size=1")
+from experiments.common import FAST_FLAGS  # noqa: E402
+
 
 
 # --------------------------------------------------------------------------
@@ -215,7 +215,7 @@ def main(argv=None):
     if args.reps < 5:
         ap.error("--reps must be >= 5 (median of at least 5 runs)")
     if args.command_buffers:
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + CB_FLAGS).strip()
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + FAST_FLAGS).strip()
     if args.small:
         args.easy, args.hard = "3e3,1e4", "200,500"
     easy = [int(float(s)) for s in args.easy.split(",") if s]

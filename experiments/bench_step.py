@@ -4,8 +4,8 @@ Each probe runs a jitted while loop of ``--steps`` steps whose body does one
 operation on arrays of a given size (the loop carry depends on the result, so
 nothing is hoisted) and reports microseconds per step (median of 5 after a
 warm-up). Then G-PR is solved on mesh-like graphs, where thousands of steps
-make the per-step cost matter, with the ladder of active-list windows
-(``push_relabel.WINDOWS``) and with one window (every step over the whole list).
+make the per-step cost matter, with several numbers of push steps per round of
+the outer loop (``push_relabel.SUBSTEPS``; 1 is one push step per round).
 
     python experiments/bench_step.py                 # XLA command buffers on
     python experiments/bench_step.py --default-flags
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.bench_matching import FAST_FLAGS  # noqa: E402
+from experiments.common import FAST_FLAGS  # noqa: E402
 
 
 def cumsum_expand(offsets, starts, first, lanes):
@@ -71,7 +71,6 @@ def probes(lanes, slots, steps):
     seg = jnp.asarray(rng.integers(0, slots, lanes).astype(np.int32))
     v = jnp.zeros(lanes, jnp.int32)
     out = {}
-    out["trivial"] = per_step(lambda x: x + 1, jnp.int32(0), steps)
     out[f"cumsum {lanes}"] = per_step(lambda x: jnp.cumsum(x + 1, dtype=jnp.int32) % 7, v, steps)
     out[f"cummax {lanes}"] = per_step(lambda x: lax.cummax(x + 1) % 7, v, steps)
     for name, fn in (("expand (cummax)", _ops.expand), ("expand (cumsum)", cumsum_expand)):
@@ -84,7 +83,7 @@ def probes(lanes, slots, steps):
     return out
 
 
-def solve_meshes(scale, classes, variants):
+def solve_meshes(scale, classes, substeps):
     import jax
 
     import jaxmatch
@@ -96,9 +95,8 @@ def solve_meshes(scale, classes, variants):
     for cls in classes:
         a = gen.bipartite_view(CLASSES[cls](scale, 1)).tocoo()
         g = jaxmatch.BipartiteGraph.from_edges(a.row, a.col, a.shape[0], a.shape[1])
-        for variant in variants:
-            one = (1 << 30, 2, 1 << 30)  # a single window: the whole list every step
-            push_relabel.push_relabel.__kwdefaults__["ladder"] = push_relabel.WINDOWS if variant == "ladder" else one
+        for sub in substeps:
+            push_relabel.push_relabel.__kwdefaults__["substeps"] = sub
             jax.clear_caches()
             t = time.perf_counter()
             jax.block_until_ready(jaxmatch.maximum_matching(g))
@@ -111,11 +109,11 @@ def solve_meshes(scale, classes, variants):
             certify.check_maximum_matching(a.tocsr(), res.row_mate, res.col_mate)
             it = int(res.stats["iterations"])
             med = statistics.median(times)
-            rows.append(dict(graph=f"{cls}{scale}", windows=variant, time_s=med, first_call_s=first,
+            rows.append(dict(graph=f"{cls}{scale}", substeps=sub, time_s=med, first_call_s=first,
                              iterations=it, global_relabels=int(res.stats["global_relabels"]),
                              us_per_iter=1e6 * med / max(it, 1), cardinality=int(res.cardinality)))
             print(json.dumps(rows[-1]), flush=True)
-    push_relabel.push_relabel.__kwdefaults__["ladder"] = push_relabel.WINDOWS
+    push_relabel.push_relabel.__kwdefaults__["substeps"] = push_relabel.SUBSTEPS
     return rows
 
 
@@ -127,7 +125,7 @@ def main():
     p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--scale", type=int, default=20)
     p.add_argument("--classes", nargs="*", default=["delaunay", "rgg", "road"])
-    p.add_argument("--variants", nargs="+", default=["ladder", "one"])
+    p.add_argument("--substeps", type=int, nargs="+", default=[1, 4, 16, 64])
     p.add_argument("--json", default=None)
     args = p.parse_args()
     if not args.default_flags and "XLA_FLAGS" not in os.environ:
@@ -137,7 +135,7 @@ def main():
     res = dict(device=str(jax.devices()[0]), jax=jax.__version__, flags=flags,
                xla_flags=os.environ.get("XLA_FLAGS", ""), date=time.strftime("%Y-%m-%d"),
                probes=probes(args.lanes, args.slots, args.steps),
-               solves=solve_meshes(args.scale, args.classes, args.variants))
+               solves=solve_meshes(args.scale, args.classes, args.substeps))
     out_dir = Path(os.environ.get("OUT") or Path(__file__).parent / "results")
     out_dir.mkdir(parents=True, exist_ok=True)
     name = args.json or f"bench_step_{'default' if args.default_flags else 'cmdbuf'}.json"
@@ -146,7 +144,7 @@ def main():
     for k, us in res["probes"].items():
         print(f"  {k:36s} {us:8.1f} us/step")
     for r in res["solves"]:
-        print(f"  G-PR {r['graph']:12s} windows {r['windows']:7s} {r['time_s']:.4f} s  "
+        print(f"  G-PR {r['graph']:12s} substeps {r['substeps']:3d} {r['time_s']:.4f} s  "
               f"{r['iterations']:6d} steps  {r['us_per_iter']:6.1f} us/step")
 
 
