@@ -110,7 +110,8 @@ def main():
     p.add_argument("--no-permuted", action="store_true")
     p.add_argument("--small", action="store_true", help="tiny sizes for a CPU smoke test")
     p.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1))
-    p.add_argument("--peer-limit", type=float, default=30.0, help="seconds before a CPU peer is given up")
+    p.add_argument("--peer-limit", type=float, default=30.0,
+                   help="seconds a CPU peer may run on after jaxmatch's runs of the graph end")
     p.add_argument("--json", default="bench_matching.json")
     p.add_argument("--default-flags", action="store_true", help="do not set XLA command-buffer flags")
     args = p.parse_args()
