@@ -158,19 +158,36 @@ def make_peer():
 
 
 def matching_peer(men_csr, women_csr, n_men, n_women):
-    """The `matching` package's StableMarriage (men-optimal), or None if not importable."""
+    """The `matching` package's StableMarriage (men-optimal), or None if not importable.
+
+    Its StableMarriage takes complete lists only (the caller checks), and it deep-copies
+    its linked player objects, which recurses once per list entry: it runs in a thread
+    with a large stack and a raised recursion limit."""
     try:
         from matching.games import StableMarriage
     except ImportError:
         return None
+    import threading
     mp = {m: list(men_csr[1][men_csr[0][m]:men_csr[0][m + 1]]) for m in range(n_men)}
     wp = {w: list(women_csr[1][women_csr[0][w]:women_csr[0][w + 1]]) for w in range(n_women)}
-    game = StableMarriage.create_from_dictionaries(mp, wp)
-    res = game.solve(optimal="suitor")
     wife = np.full(n_men, -1, np.int64)
-    for m, w in res.items():
-        if w is not None:
-            wife[m.name] = w.name
+
+    def solve():
+        res = StableMarriage.create_from_dictionaries(mp, wp).solve(optimal="suitor")
+        for m, w in res.items():
+            if w is not None:
+                wife[m.name] = w.name
+
+    limit, stack = sys.getrecursionlimit(), threading.stack_size()
+    sys.setrecursionlimit(1_000_000)
+    threading.stack_size(1 << 30)
+    try:
+        th = threading.Thread(target=solve)
+        th.start()
+        th.join()
+    finally:
+        sys.setrecursionlimit(limit)
+        threading.stack_size(stack)
     return wife
 
 
@@ -208,7 +225,9 @@ def main(argv=None):
                     help="largest hard n for the sequential peer (it does n^2/2 steps)")
     ap.add_argument("--gs-max-hard", type=float, default=1e12,
                     help="largest hard n for method gale_shapley (one loop step per wave)")
-    ap.add_argument("--matching-max", type=float, default=2e4, help="largest n for the `matching` package")
+    ap.add_argument("--matching-hard", type=str, default="500,1000",
+                    help="small hard-set sizes run first, where the `matching` package (complete lists only) runs too")
+    ap.add_argument("--matching-max", type=float, default=1000, help="largest n for the `matching` package")
     ap.add_argument("--command-buffers", action="store_true", help="set XLA command-buffer flags for loops")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -217,9 +236,9 @@ def main(argv=None):
     if args.command_buffers:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + FAST_FLAGS).strip()
     if args.small:
-        args.easy, args.hard = "3e3,1e4", "200,500"
+        args.easy, args.hard, args.matching_hard = "3e3,1e4", "2000", "200,500"
     easy = [int(float(s)) for s in args.easy.split(",") if s]
-    hard = [int(float(s)) for s in args.hard.split(",") if s]
+    hard = [int(float(s)) for s in (args.matching_hard + "," + args.hard).split(",") if s]
     methods = [m for m in args.methods.split(",") if m]
 
     import jax
@@ -293,8 +312,17 @@ def main(argv=None):
         else:
             print(f"  peer {peer_name}: skipped at this size", flush=True)
         m_time = None
-        if n <= args.matching_max and not men.shared:
-            mc, wc = men.to_csr(), women.to_csr()
+        complete = False
+        if n <= args.matching_max:
+            if men.shared:  # one list for everybody: spell it out
+                mc = (np.arange(n + 1) * n, np.tile(men.shared_order(), n))
+                wc = (np.arange(n + 1) * n, np.tile(women.shared_order(), n))
+            else:
+                mc, wc = men.to_csr(), women.to_csr()
+            complete = bool((np.diff(mc[0]) == n).all() and (np.diff(wc[0]) == n).all())
+            if not complete:
+                print("  matching package: skipped (it takes complete lists only)", flush=True)
+        if complete:
             t0 = time.perf_counter()
             mw = matching_peer(mc, wc, n, n)
             m_time = time.perf_counter() - t0
