@@ -229,8 +229,11 @@ def main(argv=None):
                     help="small hard-set sizes run first, where the `matching` package (complete lists only) runs too")
     ap.add_argument("--matching-max", type=float, default=1000, help="largest n for the `matching` package")
     ap.add_argument("--command-buffers", action="store_true", help="set XLA command-buffer flags for loops")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds for the whole run: sets not started by then are skipped and listed")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    t_start = time.perf_counter()
     if args.reps < 5:
         ap.error("--reps must be >= 5 (median of at least 5 runs)")
     if args.command_buffers:
@@ -392,11 +395,17 @@ def main(argv=None):
                                         xla_flags=os.environ.get("XLA_FLAGS", ""), bandwidth_Bps=bw,
                                         options=opts, peer=peer_name, results=records), indent=1))
 
+    skipped = []
     for kind, sizes in (("easy", easy), ("hard", hard)):
         for n in sizes:
+            if args.budget is not None and time.perf_counter() - t_start > args.budget:
+                skipped.append(f"{kind} n={n}")
+                continue
             run_set(kind, n)
             save()
     save()
+    if skipped:
+        print("\nskipped (time budget): " + ", ".join(skipped))
     print(f"\nwrote {path}")
     print(f"\n{'set':5} {'n':>9} {'method':15} {'time ms':>10} {'waves':>7} {'rounds':>7} {'proposals':>13} "
           f"{'peer ms':>10} {'speedup':>8}")
