@@ -182,10 +182,13 @@ class CSR:
 
 
 def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None) -> CSR:
-    """CSR of entries src -> dst in ``order`` (default: sorted by (src, dst))."""
-    if order is None:
-        order = np.lexsort((dst, src))
-    src, dst = src[order], dst[order]
+    """CSR of entries src -> dst in ``order`` (default: sorted by (src, dst), stably;
+    ``"sorted"``: already in that order)."""
+    if order is None:  # one int64 key sorts 2-4x faster than lexsort on two
+        order = np.argsort(src * np.int64(dst_cap) + dst, kind="stable")
+    presorted = isinstance(order, str) and order == "sorted"
+    if not presorted:
+        src, dst = src[order], dst[order]
     m = src.size
     indptr = np.zeros(n_cap + 1, np.int64)
     np.cumsum(np.bincount(src, minlength=n_cap), out=indptr[1:])
@@ -195,17 +198,27 @@ def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None)
     w = None
     if weights is not None:
         w = np.zeros(e_cap, wdtype)
-        w[:m] = weights[order]
+        w[:m] = weights if presorted else weights[order]
         w = jnp.asarray(w)
     return CSR(_i32(indptr), _i32(d), _i32(s), w)
 
 
 def _merge(keys: np.ndarray, rule: str, what: str):
-    """Unique keys and the inverse map; raises on duplicates when rule == 'error'."""
-    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    """Sorted unique keys and the inverse map; raises on duplicates when rule == 'error'.
+
+    (``np.unique(..., return_inverse=True)`` does the same 3-4x slower.)"""
+    order = np.argsort(keys)
+    sk = keys[order]
+    new = np.ones(sk.size, bool)
+    np.not_equal(sk[1:], sk[:-1], out=new[1:])
+    group = np.cumsum(new) - 1
+    uniq = sk[new]
     if rule == "error" and uniq.size < keys.size:
-        first = int(np.flatnonzero(counts[inverse] > 1)[0])
+        repeated = np.bincount(group)[group] > 1
+        first = int(order[repeated].min())
         raise GraphInputError(f"duplicate {what} at position {first} (duplicates='error')")
+    inverse = np.empty(keys.size, np.int64)
+    inverse[order] = group
     return uniq, inverse
 
 
@@ -268,7 +281,9 @@ class BipartiteGraph:
         rc = _capacity(nr, row_capacity, "row_capacity")
         cc = _capacity(nc, col_capacity, "col_capacity")
         ec = _capacity(m, edge_capacity, "edge_capacity")
-        return cls(by_col=_csr(c, r, cc, rc, ec), by_row=_csr(r, c, rc, cc, ec),
+        # keys are sorted by (row, col); a stable sort by column gives (col, row) order
+        return cls(by_col=_csr(c, r, cc, rc, ec, order=np.argsort(c, kind="stable")),
+                   by_row=_csr(r, c, rc, cc, ec, order="sorted"),
                    n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m),
                    row_cap=rc, col_cap=cc, edge_cap=ec)
 

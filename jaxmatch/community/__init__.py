@@ -77,7 +77,7 @@ def _check_real(value, name, *, minimum=0.0) -> None:
 def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
             threshold_large: float = 1e-2, large_graph: int = 100_000,
             max_levels: int | None = None, max_iters: int | None = None,
-            refine: bool = True) -> LouvainResult:
+            refine: bool = True, axis_name: str | None = None) -> LouvainResult:
     """Communities of an undirected graph by the Louvain method, GPU style (Paper III).
 
     Maximises the modularity (Eq. (1), see :func:`modularity`) greedily: each
@@ -97,6 +97,15 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     ``resolution`` scales the null model, as in networkx and igraph.
     ``max_levels`` (default 32) bounds the levels, ``max_iters`` (default
     100) the iterations of one level. Details: :mod:`jaxmatch.community.louvain`.
+
+    ``axis_name``: inside ``jax.vmap(..., axis_name=name)``, pass the same
+    name (``jax.vmap(lambda g: louvain(g, axis_name="b"), axis_name="b")``).
+    The batch then agrees, by ``lax.pmax``, on the array length each bucket
+    step and each level runs on (the smallest of a few size classes that
+    holds that step's entries in every graph of the batch), so the work
+    shrinks with the buckets and the coarse levels; without it a vmapped
+    graph runs every step on its whole entry capacity. Same answers either
+    way (each graph's equal to its own run).
 
     Weighted and unweighted graphs; self-loops count as in networkx (a loop
     of weight w adds 2w to the degree); isolated vertices stay alone. A graph
@@ -124,12 +133,13 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     _check_graph(g)
     opts, static = _options(g, resolution=resolution, threshold=threshold,
                             threshold_large=threshold_large, large_graph=large_graph,
-                            max_levels=max_levels, max_iters=max_iters, refine=refine)
+                            max_levels=max_levels, max_iters=max_iters, refine=refine,
+                            axis_name=axis_name)
     return _finish(g, *_solve(g, opts, **static))
 
 
 def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=100_000,
-             max_levels=None, max_iters=None, refine=True):
+             max_levels=None, max_iters=None, refine=True, axis_name=None):
     """Checked options of :func:`louvain`: (traced ``Options``, static kwargs of ``_solve``).
 
     Options that differ only in traced values share one compilation (the
@@ -144,6 +154,11 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
     check_positive(max_iters, "max_iters")
     if not isinstance(refine, bool):
         raise GraphInputError(f"refine must be True or False, got {refine!r}")
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise GraphInputError(f"axis_name must be None or the str given to jax.vmap, got {axis_name!r}")
+    if axis_name is not None and not is_traced(g.n):
+        raise GraphInputError(f"axis_name={axis_name!r} is for calls inside "
+                              f"jax.vmap(..., axis_name={axis_name!r})")
     wdt = g.adj.weights.dtype
     max_levels = max_levels or _lv.DEFAULT_MAX_LEVELS
     max_iters = max_iters or _lv.DEFAULT_MAX_ITERS
@@ -155,12 +170,12 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
     # the level and iteration records have static sizes: up to the defaults, one size (one
     # compilation for any max_levels <= 32 and max_iters <= 100)
     return opts, dict(max_levels=max(max_levels, _lv.DEFAULT_MAX_LEVELS),
-                      max_iters=max(max_iters, _lv.DEFAULT_MAX_ITERS))
+                      max_iters=max(max_iters, _lv.DEFAULT_MAX_ITERS), axis_name=axis_name)
 
 
-@partial(jax.jit, static_argnames=("max_levels", "max_iters"))
-def _solve(g, opts, *, max_levels, max_iters):
-    return _lv.louvain(g, opts, max_levels=max_levels, max_iters=max_iters)
+@partial(jax.jit, static_argnames=("max_levels", "max_iters", "axis_name"))
+def _solve(g, opts, *, max_levels, max_iters, axis_name=None):
+    return _lv.louvain(g, opts, max_levels=max_levels, max_iters=max_iters, axis=axis_name)
 
 
 def _finish(g, labels, levels, q, level_q, status, stats) -> LouvainResult:

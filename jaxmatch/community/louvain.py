@@ -144,6 +144,7 @@ RESOLVE_ROUNDS = 2
 # ones use e_cap, e_cap / 2, e_cap / 4, e_cap / 8, e_cap / 32 ... >= WINDOW_MIN.
 SINGLE_CLASS_MAX = 1 << 18
 WINDOW_MIN = 1 << 16
+SHARED_MIN = 1 << 7      # the smallest class when a vmapped batch shares its classes (axis_name)
 FINE_CLASSES = 4
 # how pair_groups sorts: "auto" (by backend), "kv" (key-value sorts) or "key" (key-only / two-key)
 SORT_METHOD = "auto"
@@ -215,38 +216,52 @@ class LouvainState(NamedTuple):
 # static-length windows
 
 
-def window_classes(e_cap: int) -> list[int]:
+def window_classes(e_cap: int, shared: bool = False) -> list[int]:
     """Static array lengths work may run on: [e_cap] when e_cap <= SINGLE_CLASS_MAX,
     else e_cap, e_cap / 2, e_cap / 4, e_cap / 8 (``FINE_CLASSES`` classes a
     factor 2 apart, where the big buckets fall), then a factor 4 apart down
-    to WINDOW_MIN. Each class compiles its own copy of the bucket step."""
+    to WINDOW_MIN. Each class compiles its own copy of the bucket step.
+
+    ``shared``: the batch of a ``vmap`` picks one class for all its graphs
+    (``axis_name``), so small capacities get classes too, down to SHARED_MIN."""
     sizes = [e_cap]
-    if e_cap > SINGLE_CLASS_MAX:
+    floor = SHARED_MIN if shared and e_cap <= SINGLE_CLASS_MAX else WINDOW_MIN
+    if e_cap > SINGLE_CLASS_MAX or shared:
         while True:
             nxt = sizes[-1] // (2 if len(sizes) < FINE_CLASSES else 4)
-            if nxt < WINDOW_MIN:
+            if nxt < floor:
                 break
             sizes.append(nxt)
     return sizes
 
 
-def level_classes(e_cap: int) -> list[int]:
+def level_classes(e_cap: int, shared: bool = False) -> list[int]:
     """The coarser classes of once-per-level work (bucket grouping, aggregation, Q):
-    e_cap, e_cap / 8, e_cap / 64 ... >= WINDOW_MIN ([e_cap] up to SINGLE_CLASS_MAX)."""
+    e_cap, e_cap / 8, e_cap / 64 ... >= WINDOW_MIN ([e_cap] up to SINGLE_CLASS_MAX;
+    with ``shared``, see :func:`window_classes`: e_cap, e_cap / 4 ... >= SHARED_MIN)."""
     sizes = [e_cap]
+    if shared and e_cap <= SINGLE_CLASS_MAX:
+        while sizes[-1] // 4 >= SHARED_MIN:
+            sizes.append(sizes[-1] // 4)
+        return sizes
     while e_cap > SINGLE_CLASS_MAX and sizes[-1] // 8 >= WINDOW_MIN:
         sizes.append(sizes[-1] // 8)
     return sizes
 
 
-def by_class(fn, used, e_cap: int, *args, classes=level_classes):
+def by_class(fn, used, e_cap: int, *args, classes=level_classes, axis=None):
     """``fn(size, *args)`` for the smallest class ``size`` >= ``used`` of ``classes(e_cap)``.
 
     A ``lax.switch`` over the classes (none when there is one); every
-    branch must return arrays of equal shapes (pad back to e_cap)."""
-    sizes = classes(e_cap)
+    branch must return arrays of equal shapes (pad back to e_cap). Under
+    ``jax.vmap(..., axis_name=axis)`` the class is the batch's largest
+    (``lax.pmax``): the switch index is then not batched, and only one
+    branch runs (a batched index runs every branch)."""
+    sizes = classes(e_cap, axis is not None)
     if len(sizes) == 1:
         return fn(sizes[0], *args)
+    if axis is not None:
+        used = lax.pmax(used, axis)
     pick = jnp.sum(jnp.asarray(sizes) >= used) - 1
     return lax.switch(pick, [partial(fn, size) for size in sizes], *args)
 
@@ -497,17 +512,17 @@ def intra(bk: Buckets, comm, size: int):
     return jnp.sum(jnp.where(same, w, 0)) + bk.loops
 
 
-def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution):
+def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution, axis=None):
     """Q of ``comm`` (Eq. (1)) on the level's graph; NaN when m = 0."""
     e_cap = bk.s.shape[0]
     used = jnp.sum(bk.count)
     x = tot * inv2m
-    inside = by_class(lambda size, bk, comm: intra(bk, comm, size), used, e_cap, bk, comm)
+    inside = by_class(lambda size, bk, comm: intra(bk, comm, size), used, e_cap, bk, comm, axis=axis)
     q = inside * inv2m - resolution * jnp.sum(x * x)
     return jnp.where(inv2m > 0, q, jnp.nan)
 
 
-def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int):
+def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None):
     """Algorithm 1 on one level's graph from communities ``comm`` [N] (N in padding), at most
     ``opts.max_iters`` iterations (``max_iters``: the static length of the ``moves`` record).
 
@@ -529,20 +544,20 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int):
         comm, tot, size, moved = c
         b = order[j]
         comm, tot, size, m = by_class(_run_bucket, bk.count[b], e_cap, bk, comm, tot, size, b,
-                                      inv2m, opts.resolution, classes=window_classes)
+                                      inv2m, opts.resolution, classes=window_classes, axis=axis)
         return comm, tot, size, moved + m
 
     def body(st: OptState) -> OptState:
         comm, _, size, moved = lax.fori_loop(0, busy, bucket, (st.comm, st.tot, st.size, jnp.int32(0)))
         tot = jax.ops.segment_sum(k, comm, n_cap)        # exact a_c once per sweep
-        q = sweep_modularity(bk, comm, tot, inv2m, opts.resolution)
+        q = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis)
         better = q >= st.q
         return OptState(comm=jnp.where(better, comm, st.comm), tot=jnp.where(better, tot, st.tot),
                         size=jnp.where(better, size, st.size), q=jnp.where(better, q, st.q),
                         it=st.it + 1, moves=st.moves.at[st.it].set(moved),
                         go=(moved > 0) & (q - st.q >= threshold))
 
-    q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution)
+    q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis)
     st = OptState(comm, tot, size, q0, jnp.int32(0), jnp.zeros(max_iters, jnp.int32), inv2m > 0)
     st = lax.while_loop(lambda s: s.go & (s.it < jnp.minimum(opts.max_iters, max_iters)), body, st)
     return st.comm, st.q, st.it, st.moves, st.go
@@ -575,11 +590,11 @@ def aggregate(gr: Level, comm, real, size: int):
     return Level(src, dst, w, jnp.sum(used, dtype=jnp.int32)), to_coarse
 
 
-def buckets_of(gr: Level, n_cap: int, of=None) -> Buckets:
+def buckets_of(gr: Level, n_cap: int, of=None, axis=None) -> Buckets:
     """:func:`group_by_bucket` on the smallest window class holding the level's entries."""
     e_cap = gr.src.shape[0]
     used = jnp.sum(gr.src < n_cap)
-    return by_class(lambda size, gr: group_by_bucket(gr, n_cap, size, of), used, e_cap, gr)
+    return by_class(lambda size, gr: group_by_bucket(gr, n_cap, size, of), used, e_cap, gr, axis=axis)
 
 
 def renumber(comm, real):
@@ -590,7 +605,7 @@ def renumber(comm, real):
     return jnp.where(real, take(new_id, comm, -1), -1), jnp.sum(used, dtype=jnp.int32)
 
 
-def louvain(g, opts: Options, *, max_levels: int, max_iters: int):
+def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
     """The multi-level loop; returns (labels, levels, modularity, level_q, status, stats).
 
     One ``lax.while_loop`` runs the levels (at most ``opts.max_levels`` <=
@@ -615,13 +630,13 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int):
         gr = st.graph
         real = ids < gr.n
         start = jnp.where(st.refining, jnp.where(real0, st.orig, n_cap), jnp.where(real, ids, n_cap))
-        bk = buckets_of(gr, n_cap)
-        comm, q, iters, moves, hit = optimise(bk, start, opts, threshold_of(gr.n), max_iters)
+        bk = buckets_of(gr, n_cap, axis=axis)
+        comm, q, iters, moves, hit = optimise(bk, start, opts, threshold_of(gr.n), max_iters, axis)
         used = jnp.sum(gr.src < n_cap)
         coarse, to_coarse = lax.cond(
             st.refining, lambda gr, comm: (gr, ids),
             lambda gr, comm: by_class(lambda size, gr, comm: aggregate(gr, comm, real, size),
-                                      used, e_cap, gr, comm), gr, comm)
+                                      used, e_cap, gr, comm, axis=axis), gr, comm)
         # a coarsening level
         moved = coarse.n < gr.n
         record = ~st.refining & ((st.level == 0) | moved)
