@@ -232,6 +232,10 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds for the whole run: sets not started by then are skipped and listed")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pow2-capacity", action="store_true",
+                    help="entry capacity rounded up to a power of two (the library default) instead of the "
+                         "exact list length: every pass over the entries (the sort included) then also covers "
+                         "the padding, up to 2x the entries")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     if args.reps < 5:
@@ -249,7 +253,7 @@ def main(argv=None):
 
     from experiments.generators import stable_easy, stable_hard
     from jaxmatch.certify import check_stable
-    from jaxmatch.stable import as_instance, stable_marriage
+    from jaxmatch.stable import Preferences, as_instance, stable_marriage
     from jaxmatch.stable import gale_shapley as gs
 
     dev = jax.devices()[0]
@@ -275,7 +279,14 @@ def main(argv=None):
             men_np, women_np = stable_hard(n, seed=args.seed + 1)
         t_gen = time.perf_counter() - t0
         t0 = time.perf_counter()
-        men, women = as_instance(men_np, women_np)
+        if args.pow2_capacity:
+            men, women = as_instance(men_np, women_np)
+        else:  # exact entry capacities (shared lists are stored once anyway)
+            def exact(a, n_other, name):
+                e = a.shape[1] if a.strides[0] == 0 else int((a >= 0).sum())
+                return Preferences.from_padded(a, n_other, entry_capacity=max(e, 1), name=name)
+            men, women = as_instance(exact(men_np, women_np.shape[0], "men_prefs"),
+                                     exact(women_np, men_np.shape[0], "women_prefs"))
         jax.block_until_ready((men, women))
         t_build = time.perf_counter() - t0
         n_entries = int(men.n_entries) if not men.shared else n * int(men.n_entries)
@@ -372,7 +383,8 @@ def main(argv=None):
                 raise SystemExit(f"FAIL: {method} hit max_iters at {kind} n={n}")
             st = {k: int(v) for k, v in res.stats.items()}
             matched = int((wife >= 0).sum())
-            rec = dict(set=kind, n=n, method=method, time_s=med, times_s=ts, compile_s=max(first - med, 0.0),
+            rec = dict(set=kind, n=n, method=method,
+                       capacities=dict(men=men.capacities(), women=women.capacities()), time_s=med, times_s=ts, compile_s=max(first - med, 0.0),
                        rank_lookup_s=rank_t, stats=st, matched=matched, list_entries=n_entries,
                        proposals_per_s=st["proposals"] / med, certificate_s=t_cert, checked_vs_peer=ok_peer,
                        peer=peer_name if peer_t is not None else None, peer_time_s=peer_t, peer_reps=peer_reps,

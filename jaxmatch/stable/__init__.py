@@ -414,7 +414,8 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     Cost: the women's ranks become a lookup once (a sort and a binary search,
     O(E log L) for E list entries); then O(window) per considered entry, with
     work proportional to the free men in each wave, and one loop step per
-    wave (Gale-Shapley) or per ``unroll`` waves (McVitie-Wilson). Works
+    wave (Gale-Shapley) or per ``unroll`` waves (McVitie-Wilson; one wave
+    while the busy count falls fast, so the slots compact after it). Works
     eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch from
     :func:`stack_preferences` (raw arrays are converted eagerly only).
 
@@ -438,7 +439,8 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     steps = 1 if method == "gale_shapley" else unroll
     if max_iters is None:
         total = men.n_cap * men.e_cap if men.shared else men.e_cap
-        max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap)), INT32_MAX - 1)
+        max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap)) + _gs.short_steps(men.n_cap),
+                        INT32_MAX - 1)
     wife, husband, status, pos, stats = _solve(men, women, method=method, max_iters=int(max_iters),
                                                unroll=int(unroll), window=int(window))
     if is_traced(men.n) or is_traced(wife):

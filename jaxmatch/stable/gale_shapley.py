@@ -10,16 +10,15 @@ skipped; McVitie-Wilson as the same algorithm with a stack) and Section 4
 Data. ``hold[w]`` is the woman's rank of her current suitor (``suitor(r_j)``
 of Algorithm 1, stored as a rank; ``INT_MAX`` for none), so the suitor
 himself is ``women.entries[women.start[w] + hold[w]]`` and no separate array
-is needed. The women's ranks are turned into lookups once
+is needed. The women's ranks are turned into a lookup once
 (:func:`rank_tables`): ``wrank[e]`` is, for entry e of a man's list, the
 woman's rank of that man, stored beside his ranking of her as the paper
 recommends for SMI, or ``INT_MAX`` when she does not list him (such a
-proposal is always rejected, so only mutually ranked pairs match);
-``wentry[f]`` is the way back, from the woman's entry to the man's, so a
-displaced suitor finds where to resume in his list without a per-man
-pointer array. When all women share one list (the "hard" set) the rank is
-that list's inverse, indexed by the man, and when the men share one list too,
-a man resumes after the woman's place in it.
+proposal is always rejected, so only mutually ranked pairs match). A
+displaced suitor resumes at his saved list position (``pos``, one entry per
+man, written when he wins or gives up). When all women share one list (the
+"hard" set) the rank is that list's inverse, indexed by the man, and when the
+men share one list too, a man resumes after the woman's place in it.
 
 The array form. Men work in *slots*, the array version of the CUDA code's one
 thread per man. A *wave* runs all busy slots at once:
@@ -61,15 +60,21 @@ skip makes each of them one proposal per free man, and the unrolled steps
 bring the loop to about n / ``unroll`` steps.
 
 Work stays proportional to the busy slots: they always lie in a prefix of
-static width, one of ``cap, cap/8, cap/64, ...`` (not below
-:data:`MIN_WIDTH`); when the busy count fits a smaller width, one loop step
-compacts the slots (a prefix sum) instead of proposing, and later steps run
-on the smaller prefix (``lax.switch`` over the static widths). Each wave
-costs O(width * window); the rank lookup one stable sort of the women's
-entries and a binary search per men's entry, O(E log L).
+static width, one of ``cap, cap/2, cap/4, cap/8, cap/64, ...`` (not below
+:data:`MIN_WIDTH`, see :func:`widths`); when the busy count fits a smaller
+width, one loop step compacts the slots (a prefix sum) instead of proposing,
+and later steps run on the smaller prefix (``lax.switch`` over the static
+widths). McVitie-Wilson runs a step of one wave instead of ``unroll`` while
+the busy count is falling fast (by more than 1/:data:`FALL` in the last
+step, as in the first waves of the easy set), so the compaction follows it
+instead of running ``unroll`` waves on a prefix far wider than the busy men.
+Each wave costs O(width * window); the rank lookup one stable radix sort of
+the women's entries by man and a branchless binary search per men's entry,
+O(E log L) (:func:`pair_ranks`).
 """
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import NamedTuple, Optional
 
@@ -85,6 +90,8 @@ DEFAULT_WINDOW = 4
 DEFAULT_BLOCK = 32
 MIN_WIDTH = 4096
 WIDTH_SHRINK = 8
+FINE_STEPS = 3
+FALL = 8
 SEARCH_UNROLL = 8
 
 
@@ -92,7 +99,6 @@ class Tables(NamedTuple):
     """Rank lookups built once per solve (None where the case does not need one)."""
 
     wrank: Optional[jax.Array]    # [men e_cap] woman's rank of the man, per men's entry
-    wentry: Optional[jax.Array]   # [women e_cap] men's entry of each women's entry, -1 if unmatched
     inv_w: Optional[jax.Array]    # [m_cap] rank of each man in the women's shared list
     inv_m: Optional[jax.Array]    # [w_cap] place of each woman in the men's shared list
 
@@ -102,6 +108,7 @@ class SMState(NamedTuple):
     slot_pos: jax.Array    # [m_cap] next list position of the slot's man
     n_busy: jax.Array      # number of busy slots
     cur: jax.Array         # index of the width whose prefix holds every busy slot
+    prev: jax.Array        # n_busy before the last proposing step (INT_MAX at the start)
     pos: jax.Array         # [m_cap] saved positions (only when no table gives them)
     hold: jax.Array        # [w_cap] rank of each woman's suitor, INT_MAX for none
     it: jax.Array          # loop steps (proposal rounds and compactions)
@@ -110,8 +117,20 @@ class SMState(NamedTuple):
 
 
 def widths(cap: int) -> tuple[int, ...]:
-    """Static slot widths, largest first: cap, cap/8, ... down to MIN_WIDTH."""
+    """Static slot widths, largest first, not below MIN_WIDTH.
+
+    ``FINE_STEPS`` halvings first (cap, cap/2, cap/4, cap/8), then steps of
+    ``WIDTH_SHRINK``. While many men are busy a wave costs in proportion to
+    the width, so there the prefix follows the busy count closely (at most 2x;
+    on the hard set, whose busy count falls by one per wave, the slot work
+    drops by a quarter against steps of 8); below cap/8 coarse steps keep the
+    number of compiled widths small.
+    """
     out = [cap]
+    for _ in range(FINE_STEPS):
+        if out[-1] // 2 < MIN_WIDTH:
+            break
+        out.append(out[-1] // 2)
     while out[-1] // WIDTH_SHRINK >= MIN_WIDTH:
         out.append(out[-1] // WIDTH_SHRINK)
     return tuple(out)
@@ -122,46 +141,50 @@ def widths(cap: int) -> tuple[int, ...]:
 
 
 def pair_ranks(men, women):
-    """``(wrank, wentry)`` for individual lists on both sides.
+    """``wrank`` for individual lists on both sides.
 
     ``wrank[e]``: woman ``men.entries[e]``'s rank of the man owning entry e,
-    ``INT_MAX`` where she does not list him (and in padding). ``wentry[f]``:
-    the men's entry of women's entry f, -1 where he does not list her. The
-    women's entries are stably sorted by man (each man's run is then ordered
-    by woman), and every men's entry finds its woman in its man's run by a
-    binary search (``SEARCH_UNROLL`` halvings fused per loop step): one radix
-    sort and O(E log L) gathers, no n x n table.
+    ``INT_MAX`` where she does not list him (and in padding). The women's
+    entries are stably sorted by man (one radix sort of (man, entry) pairs:
+    the paper's transpose of the women's lists, each man's run then ordered
+    by woman); the runs' bounds come from the sorted keys in one sequential
+    pass, and every men's entry finds its woman in its man's run by a
+    branchless binary search (power-of-two steps, ``SEARCH_UNROLL`` per loop
+    step, the loop bounded by the longest run, a scalar). Passes over the
+    entries: the sort, one gather of the women by the sorted order, the run
+    bounds, ceil(log2(longest run) / SEARCH_UNROLL) search steps and one
+    final step; O(E log L) work, no atomics, no n x n table.
     """
-    m_cap, e_cap = men.n_cap, men.e_cap
-    f_valid = jnp.arange(women.e_cap) < women.n_entries
-    key = jnp.where(f_valid, women.entries, INT_MAX)
-    perm = jnp.argsort(key, stable=True).astype(jnp.int32)
-    s_woman = jnp.where(take(f_valid, perm, False), take(women.src, perm, INT_MAX), INT_MAX)
-    count = jax.ops.segment_sum(f_valid.astype(jnp.int32), jnp.where(f_valid, women.entries, m_cap), m_cap)
-    run_start = jnp.cumsum(count, dtype=jnp.int32) - count
+    m_cap = men.n_cap
+    fk = jnp.arange(women.e_cap, dtype=jnp.int32)
+    key = jnp.where(fk < women.n_entries, women.entries, INT_MAX)
+    skey, perm = lax.sort((key, fk), num_keys=1, is_stable=True)
+    s_woman = take(women.src, perm, INT_MAX)
+    # run of man m in the sorted order: [run_lo[m], run_hi[m]); empty (0, 0) when no woman lists him
+    head = skey != jnp.concatenate([jnp.full(1, -1, jnp.int32), skey[:-1]])
+    tail = skey != jnp.concatenate([skey[1:], jnp.full(1, INT_MAX, jnp.int32)])
+    zeros = jnp.zeros(m_cap, jnp.int32)
+    run_lo = zeros.at[jnp.where(head, skey, m_cap)].set(fk, mode="drop", unique_indices=True)
+    run_hi = zeros.at[jnp.where(tail, skey, m_cap)].set(fk + 1, mode="drop", unique_indices=True)
+    longest = jnp.max(run_hi - run_lo, initial=0)
+    top = jnp.where(longest > 0, jnp.left_shift(1, 31 - lax.clz(longest)), 0)
 
-    e_valid = jnp.arange(e_cap) < men.n_entries
-    m = jnp.where(e_valid, men.src, m_cap)
+    m = jnp.where(jnp.arange(men.e_cap) < men.n_entries, men.src, m_cap)
     w = men.entries
-    lo = take(run_start, m, 0)
-    end = lo + take(count, m, 0)
 
     def step(c):
-        lo, hi = c
+        off, size = c   # off: entries of the run known to sort before w; size: the next step
+        lo, hi = take(run_lo, m, 0), take(run_hi, m, 0)
         for _ in range(SEARCH_UNROLL):
-            mid = (lo + hi) // 2
-            right = take(s_woman, mid, INT_MAX) < w
-            go = lo < hi
-            lo, hi = jnp.where(go & right, mid + 1, lo), jnp.where(go & ~right, mid, hi)
-        return lo, hi
+            k = lo + off + size - 1
+            off = jnp.where((k < hi) & (take(s_woman, k, INT_MAX) < w), off + size, off)
+            size = size // 2
+        return off, size
 
-    lo, _ = lax.while_loop(lambda c: jnp.any(c[0] < c[1]), step, (lo, end))
-    found = e_valid & (lo < end) & (take(s_woman, lo, INT_MAX) == w)
-    f = take(perm, lo, women.e_cap)
-    wrank = jnp.where(found, f - take(women.start, take(women.src, f, 0), 0), INT_MAX)
-    wentry = jnp.full(women.e_cap, -1, jnp.int32).at[jnp.where(found, f, women.e_cap)].set(
-        jnp.arange(e_cap, dtype=jnp.int32), mode="drop", unique_indices=True)
-    return wrank, wentry
+    off, _ = lax.while_loop(lambda c: c[1] > 0, step, (jnp.zeros(men.e_cap, jnp.int32), top))
+    k = take(run_lo, m, 0) + off
+    found = (k < take(run_hi, m, 0)) & (take(s_woman, k, INT_MAX) == w)
+    return jnp.where(found, take(perm, k, 0) - take(women.start, w, 0), INT_MAX)
 
 
 def master_inverse(p, other_cap: int):
@@ -175,11 +198,10 @@ def rank_tables(men, women) -> Tables:
     """The lookups :func:`solve` needs for these two sides (see :class:`Tables`)."""
     if women.shared:
         inv_m = master_inverse(men, women.n_cap) if men.shared else None
-        return Tables(None, None, master_inverse(women, men.n_cap), inv_m)
+        return Tables(None, master_inverse(women, men.n_cap), inv_m)
     if men.shared:
         raise ValueError("a shared men's list needs a shared women's list (unshare it on the host)")
-    wrank, wentry = pair_ranks(men, women)
-    return Tables(wrank, wentry, None, None)
+    return Tables(pair_ranks(men, women), None, None)
 
 
 def _rank_of(t: Tables, e, m):
@@ -191,9 +213,6 @@ def _suitor(t: Tables, men, women, w, h):
     f = take(women.start, w, 0) + h
     valid = (w < women.n_cap) & (h < INT_MAX)
     d = jnp.where(valid, take(women.entries, f, men.n_cap), men.n_cap)
-    if t.wentry is not None:
-        e = take(t.wentry, f, 0)
-        return d, e - take(men.start, d, 0) + 1
     if t.inv_m is not None:
         return d, take(t.inv_m, w, 0) + 1
     return d, None
@@ -207,8 +226,12 @@ def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos):
     """All busy slots propose once (after skipping sure-to-fail candidates)."""
     m_cap, w_cap = men.n_cap, women.n_cap
     busy = sm < m_cap
-    length = take(men.length, sm, 0)
-    start = take(men.start, sm, 0)
+    if men.shared:  # one list: no per-man lookups (busy men are real men, sm < n)
+        length = jnp.where(busy, men.n_entries, 0)
+        start = jnp.zeros_like(sm)
+    else:
+        length = take(men.length, sm, 0)
+        start = take(men.start, sm, 0)
     q = sp[:, None] + jnp.arange(window, dtype=jnp.int32)[None, :]
     inside = busy[:, None] & (q < length[:, None])
     e = start[:, None] + q
@@ -249,8 +272,18 @@ def _run(t, men, women, window, block, waves, width, s: SMState) -> SMState:
         sm, sp, hold, pos = _wave(t, men, women, window, block, sm, sp, hold, pos)
     n_busy = jnp.sum(sm < men.n_cap, dtype=jnp.int32)
     return s._replace(slot_man=lax.dynamic_update_slice(s.slot_man, sm, (0,)),
-                      slot_pos=lax.dynamic_update_slice(s.slot_pos, sp, (0,)), n_busy=n_busy,
+                      slot_pos=lax.dynamic_update_slice(s.slot_pos, sp, (0,)), n_busy=n_busy, prev=s.n_busy,
                       pos=pos, hold=hold, it=s.it + 1, rounds=s.rounds + 1, waves=s.waves + waves)
+
+
+def short_steps(cap: int) -> int:
+    """A bound on the one-wave steps of McVitie-Wilson for ``cap`` men.
+
+    A step runs one wave only after a step in which the busy count fell by
+    more than 1/``FALL`` of what is left, which can happen at most
+    log(cap) / log(1 + 1/FALL) times.
+    """
+    return int(math.ceil(math.log(max(cap, 2)) / math.log1p(1 / FALL))) + 1
 
 
 def _fitting(table, n_busy):
@@ -286,17 +319,22 @@ def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNRO
     active = (ids < men.n) & (men.length > 0)
     slot_man, n_busy = compact(active, ids, m_cap)
     zero = jnp.int32(0)
-    s = SMState(slot_man, jnp.zeros(m_cap, jnp.int32), n_busy, _fitting(table, n_busy),
+    s = SMState(slot_man, jnp.zeros(m_cap, jnp.int32), n_busy, _fitting(table, n_busy), jnp.int32(INT_MAX),
                 jnp.zeros(m_cap, jnp.int32), jnp.full(w_cap, INT_MAX, jnp.int32), zero, zero, zero)
 
     runs = [partial(_run, t, men, women, window, block, waves, wd) for wd in ws]
     packs = [partial(_compact, m_cap, table, wd) for wd in ws]
+    shorts = [partial(_run, t, men, women, window, block, 1, wd) for wd in ws[:-1]] if waves > 1 else []
 
     def body(s: SMState) -> SMState:
-        if len(ws) == 1:
-            return runs[0](s)
-        shrink = _fitting(table, s.n_busy) > s.cur
-        return lax.switch(jnp.where(shrink, len(ws) + s.cur, s.cur), runs + packs, s)
+        k = s.cur
+        if shorts:  # the busy count is falling fast: one wave, so compaction can follow it
+            fast = (s.prev - s.n_busy > s.n_busy // FALL) & (s.cur < len(shorts))
+            k = jnp.where(fast, len(ws) + k, k)
+        if len(ws) > 1:
+            k = jnp.where(_fitting(table, s.n_busy) > s.cur, len(ws) + len(shorts) + s.cur, k)
+        branches = runs + shorts + (packs if len(ws) > 1 else [])
+        return lax.switch(k, branches, s) if len(branches) > 1 else branches[0](s)
 
     s = lax.while_loop(lambda s: (s.n_busy > 0) & (s.it < max_iters), body, s)
     status = jnp.where(s.n_busy > 0, MAX_ITERS, CONVERGED).astype(jnp.int32)
