@@ -24,9 +24,18 @@ Two parts (Paper III of the thesis):
    ``--small-n`` vertices (default 100,000 of 20-1,000), grouped by
    capacity (vertex capacity next_pow2(n), one entry capacity per group: one
    compilation per group) and run through ``jax.vmap`` in batches of
-   ``--batch-size``, each batch timed; against igraph in a loop. Every
-   graph's modularity is recomputed in numpy from our labels;
-   ``--certify-small`` graphs also go through ``jaxmatch.certify``.
+   ``--batch-entries`` / entry capacity graphs, each batch timed; against
+   igraph in a loop. The batch runs ``louvain(g, axis_name=..., max_iters=
+   --small-max-iters)`` under ``jax.vmap(..., axis_name=...)``: the batch
+   shares its window sizes, and the cap (default 8 sweeps per level; the
+   levels and the refinement go on after it) cuts the long tails of a few
+   slow graphs that a vmapped while_loop waits for (on CPU, 256 graphs of
+   129-256 vertices: 54 -> 30 sweep trips a batch, 6.7 s -> 2.8 s, the mean
+   Q/igraph 1.0075 -> 1.0071; status then counts as max_iters). Every graph's modularity is
+   recomputed in numpy from our labels; ``--certify-small`` graphs also go
+   through ``jaxmatch.certify``. The graphs are generated in blocks of
+   ``SMALL_BLOCK`` by vectorised numpy (the workers rebuild the same blocks
+   for igraph), and each batch is built by one sort.
 
 igraph and networkx run in ``--workers`` worker processes (spawned, no JAX),
 which also generate the graphs (the same seeds give the same graphs), while
@@ -84,7 +93,11 @@ def parse_args(argv=None):
     p.add_argument("--small-graphs", type=int, help="number of small graphs (0: skip part 2)")
     p.add_argument("--small-n", type=int, nargs=2, help="vertex range of the small graphs")
     p.add_argument("--batch-entries", type=int, help="entry slots per vmap batch (graphs = this / entry capacity)")
-    p.add_argument("--min-cap", type=int, help="smallest vertex capacity of the small graphs (256; --small 128)")
+    p.add_argument("--min-cap", type=int,
+                   help="smallest vertex capacity of the small graphs (rounded up to a power of two; 256, --small 128)")
+    p.add_argument("--small-max-iters", type=int, default=8,
+                   help="max_iters (sweeps per level) for the small graphs (a vmapped batch sweeps until "
+                        "its slowest graph stops: the cap cuts the long tails; 100: the default)")
     p.add_argument("--certify-small", type=int, default=2000, help="small graphs checked by certify (-1: all)")
     p.add_argument("--small-budget", type=float, help="seconds for part 2's timed pass (default 150; --small 40)")
     p.add_argument("--workers", type=int, help="worker processes for generators and peers")
@@ -141,21 +154,39 @@ def make_graph(cls: str, n: int, seed: int):
     raise ValueError(cls)
 
 
-def small_graph(i: int, n_range, seed: int):
-    """Small graph i: planted partition, 2-8 groups, average degree about 8, 80% inside; (u, v, n)."""
-    rng = np.random.default_rng([seed, i])
-    n = int(rng.integers(n_range[0], n_range[1] + 1))
-    groups = int(rng.integers(2, 9))
-    size = -(-n // groups)
-    m = 4 * n
-    u = rng.integers(0, n, m)
-    inside = rng.random(m) < 0.8
-    start = (u // size) * size
-    span = np.minimum(size, n - start)
-    v = np.where(inside, start + (rng.random(m) * span).astype(np.int64), rng.integers(0, n, m))
+SMALL_BLOCK = 1000   # small graphs generated together (one random stream per block)
+
+
+def small_block(k: int, count: int, n_range, seed: int):
+    """Small graphs k * SMALL_BLOCK .. min(count, (k + 1) * SMALL_BLOCK) - 1, generated together
+    (vectorised numpy, one random stream per block, so the workers rebuild the same graphs):
+    planted partition, 2-8 groups, average degree about 8, 80% of the edges inside; [(u, v, n)]."""
+    rng = np.random.default_rng([seed, k])
+    b = min(count, (k + 1) * SMALL_BLOCK) - k * SMALL_BLOCK
+    n = rng.integers(n_range[0], n_range[1] + 1, b)
+    size = -(-n // rng.integers(2, 9, b))
+    gid = np.repeat(np.arange(b), 4 * n)                       # m = 4n edge draws per graph
+    ng, sg = n[gid], size[gid]
+    u = (rng.random(gid.size) * ng).astype(np.int64)
+    inside = rng.random(gid.size) < 0.8
+    start = (u // sg) * sg
+    span = np.minimum(sg, ng - start)
+    v = np.where(inside, start + (rng.random(gid.size) * span).astype(np.int64),
+                 (rng.random(gid.size) * ng).astype(np.int64))
     lo, hi = np.minimum(u, v), np.maximum(u, v)
-    keys = np.unique(lo[lo != hi] * n + hi[lo != hi])
-    return (keys // n).astype(np.int32), (keys % n).astype(np.int32), n
+    top = int(n_range[1]) + 1
+    keys = np.sort(((gid * top + lo) * top + hi)[lo != hi])    # by (graph, lo, hi)
+    keys = keys[np.r_[True, keys[1:] != keys[:-1]]]             # no repeats (np.unique hashes: slower)
+    g, lo, hi = keys // (top * top), (keys // top) % top, keys % top
+    cut = np.cumsum(np.bincount(g, minlength=b))[:-1]
+    return [(x.astype(np.int32), y.astype(np.int32), int(nn))
+            for x, y, nn in zip(np.split(lo, cut), np.split(hi, cut), n)]
+
+
+def small_graphs(count: int, n_range, seed: int, blocks=None):
+    """All small graphs (or those of ``blocks``), in order."""
+    blocks = range(-(-count // SMALL_BLOCK)) if blocks is None else blocks
+    return [gr for k in blocks for gr in small_block(k, count, n_range, seed)]
 
 
 def median_time(fn, repeats):
@@ -213,18 +244,18 @@ def peer_graph_task(cls, n, seed, path, repeats, big_edges, nx_max_edges):
     return out
 
 
-def peer_small_task(start, stop, n_range, seed):
-    """igraph in a loop over small graphs start .. stop-1; (start, loop seconds, Q per graph)."""
+def peer_small_task(blocks, count, n_range, seed):
+    """igraph in a loop over the small graphs of ``blocks``; (first graph, loop seconds, Q per graph)."""
     ig = optional("igraph")
     if ig is None:
-        return start, 0.0, np.zeros(0)
-    gs = [small_graph(i, n_range, seed) for i in range(start, stop)]
+        return blocks[0] * SMALL_BLOCK, 0.0, np.zeros(0)
+    gs = small_graphs(count, n_range, seed, blocks)
     Gs = [ig.Graph(n=n, edges=np.c_[u, v]) for u, v, n in gs]
-    random.seed(seed + start)
+    random.seed(seed + blocks[0])
     t = time.perf_counter()
     comms = [G.community_multilevel() for G in Gs]
     loop_s = time.perf_counter() - t
-    return start, loop_s, np.array([G.modularity(c.membership) for G, c in zip(Gs, comms)])
+    return blocks[0] * SMALL_BLOCK, loop_s, np.array([G.modularity(c.membership) for G, c in zip(Gs, comms)])
 
 
 # --------------------------------------------------------------------------
@@ -396,28 +427,34 @@ def attach_peers(rows, clock):
 
 
 def batch_of(graphs, vcap, ecap):
-    """A stacked unweighted Graph (as jaxmatch.stack builds it) from (u, v, n) lists, in numpy;
-    also returns the host arrays (src, dst) for the numpy modularity check."""
+    """A stacked unweighted Graph (as jaxmatch.stack builds it) from (u, v, n) lists, in numpy
+    (one sort for the whole batch); also returns the host arrays (src, dst, n) for the numpy
+    modularity check."""
     import jax
     from jaxmatch.graph import CSR, Graph
     b = len(graphs)
+    ms = np.array([u.size for u, _, _ in graphs], np.int64)
+    ns = np.array([n for _, _, n in graphs], np.int32)
+    u = np.concatenate([x for x, _, _ in graphs]).astype(np.int64)
+    v = np.concatenate([y for _, y, _ in graphs]).astype(np.int64)
+    gi = np.repeat(np.arange(b), ms)
+    sh = vcap.bit_length() - 1                                  # vcap: a power of two
+    assert 1 << sh == vcap
+    key = np.sort((np.concatenate([gi, gi]) << (2 * sh)) | (np.concatenate([u, v]) << sh)
+                  | np.concatenate([v, u]))                     # by (graph, source, target)
+    gi, s, d = key >> (2 * sh), (key >> sh) & (vcap - 1), key & (vcap - 1)
+    flat = np.arange(s.size) + np.repeat(np.arange(b) * ecap - (np.cumsum(2 * ms) - 2 * ms), 2 * ms)
+    src = np.full(b * ecap, vcap, np.int32)
+    dst = np.full(b * ecap, vcap, np.int32)
+    w = np.zeros(b * ecap, np.float32)
+    src[flat], dst[flat], w[flat] = s, d, 1.0
+    src, dst, w = src.reshape(b, ecap), dst.reshape(b, ecap), w.reshape(b, ecap)
     indptr = np.zeros((b, vcap + 1), np.int32)
-    src = np.full((b, ecap), vcap, np.int32)
-    dst = np.full((b, ecap), vcap, np.int32)
-    w = np.zeros((b, ecap), np.float32)
-    ns, ms, es = np.zeros(b, np.int32), np.zeros(b, np.int32), np.zeros(b, np.int32)
-    for i, (u, v, n) in enumerate(graphs):
-        s, d = np.concatenate([u, v]), np.concatenate([v, u])
-        order = np.lexsort((d, s))
-        s, d = s[order], d[order]
-        k = s.size
-        src[i, :k], dst[i, :k], w[i, :k] = s, d, 1.0
-        indptr[i, 1:] = np.cumsum(np.bincount(s, minlength=vcap))
-        ns[i], ms[i], es[i] = n, u.size, k
+    indptr[:, 1:] = np.cumsum(np.bincount(gi * vcap + s, minlength=b * vcap).reshape(b, vcap), axis=1)
     put = jax.device_put
     adj = CSR(put(indptr), put(dst), put(src), put(w))
-    g = Graph(adj=adj, n=put(ns), n_edges=put(ms), n_entries=put(es), vertex_cap=vcap,
-              entry_cap=ecap, weighted=False)
+    g = Graph(adj=adj, n=put(ns), n_edges=put(ms.astype(np.int32)), n_entries=put(2 * ms.astype(np.int32)),
+              vertex_cap=vcap, entry_cap=ecap, weighted=False)
     return g, (src, dst, ns)
 
 
@@ -447,15 +484,19 @@ def bench_small_graphs(args, clock, pool):
     from jaxmatch.community import louvain
     from jaxmatch.graph import next_pow2
     count = args.small_graphs
-    chunk = max(1, -(-count // (4 * args.workers)))
-    peer = [pool.apply_async(peer_small_task, (s, min(s + chunk, count), args.small_n, args.seed))
-            for s in range(0, count, chunk)]
+    n_blocks = -(-count // SMALL_BLOCK)
+    chunk = max(1, -(-n_blocks // (4 * args.workers)))
+    peer = [pool.apply_async(peer_small_task, (list(range(k, min(k + chunk, n_blocks))), count,
+                                               args.small_n, args.seed))
+            for k in range(0, n_blocks, chunk)]
     t = time.perf_counter()
-    graphs = [small_graph(i, args.small_n, args.seed) for i in range(count)]
+    graphs = small_graphs(count, args.small_n, args.seed)
     classes = {}
     for i, (u, v, n) in enumerate(graphs):
-        classes.setdefault(max(args.min_cap, next_pow2(n)), []).append(i)
-    solve = jax.jit(jax.vmap(lambda g: louvain(g)))
+        classes.setdefault(next_pow2(max(args.min_cap, n)), []).append(i)
+    # axis_name: the batch shares its window sizes (see jaxmatch.louvain); max_iters: sweeps per level
+    kw = dict(max_iters=args.small_max_iters, axis_name="batch")
+    solve = jax.jit(jax.vmap(lambda g: louvain(g, **kw), axis_name="batch"))
     batches, batch_sizes = [], {}
     for vcap, idx in sorted(classes.items()):
         idx = sorted(idx, key=lambda i: graphs[i][0].size)     # similar sizes share a batch
@@ -530,7 +571,8 @@ def bench_small_graphs(args, clock, pool):
                    entry_caps={c: e for c, (_, e) in batch_sizes.items()},
                    capacity_classes=sorted(classes), build_s=build_s, jaxmatch_s=t_jm,
                    batch_s=batch_s, batch_s_median=statistics.median(batch_s) if batch_s else None,
-                   compile_s=compile_s, hit_max_iters=int(status.sum()), certified=len(check),
+                   compile_s=compile_s, max_iters=args.small_max_iters, hit_max_iters=int(status.sum()),
+                   certified=len(check),
                    graphs_per_s=ran.size / t_jm if t_jm else None)
     return summary, qs, peer
 
@@ -655,7 +697,7 @@ def print_table(rows, small, skipped):
         x = f"x{s['speedup_vs_igraph']:.1f}" if s["speedup_vs_igraph"] else "-"
         print(f"{s['graphs_run']} of {s['count']} small graphs (n {s['n_range'][0]}-{s['n_range'][1]}, "
               f"{s['batches_run']} of {s['batches']} vmap batches, graphs per batch by vertex capacity "
-              f"{s['batch_sizes']}): jaxmatch {s['jaxmatch_s']:.2f}s "
+              f"{s['batch_sizes']}, max_iters {s['max_iters']}): jaxmatch {s['jaxmatch_s']:.2f}s "
               f"(compile {sum(s['compile_s'].values()):.0f}s), igraph loop {s['igraph_loop_s']:.2f}s for "
               f"{s['igraph_graphs']} graphs, {x}; Q/igraph mean {fmt(s['q_ratio_mean'])}, min {fmt(s['q_ratio_min'])}, "
               f"within 1%: {fmt(s['q_within_1pct'])}")

@@ -511,7 +511,7 @@ def test_jit_equals_eager():
     assert int(out.status) == int(eager.status)
 
 
-def test_vmap_batch_of_32():
+def test_vmap_batch_of_32(monkeypatch):
     rng = np.random.default_rng(7)
     gs = []
     for i in range(32):
@@ -522,6 +522,15 @@ def test_vmap_batch_of_32():
     batch = jaxmatch.stack(gs)
     out = jax.vmap(lambda g: louvain(g))(batch)
     labels, levels = np.asarray(out.labels), np.asarray(out.levels)
+    # axis_name: the batch shares its window classes (lax.pmax), other lengths, same answers
+    assert LV.window_classes(512, True) == [512, 256, 128] and LV.level_classes(512, True) == [512, 128]
+    monkeypatch.setattr(LV, "SHARED_MIN", 256)           # fewer classes: less to compile
+    assert LV.window_classes(512, True) == [512, 256] and LV.level_classes(512, True) == [512]
+    shared = jax.jit(jax.vmap(lambda g: louvain(g, axis_name="b"), axis_name="b"))(batch)
+    np.testing.assert_array_equal(np.asarray(shared.labels), labels)
+    np.testing.assert_array_equal(np.asarray(shared.levels), levels)
+    np.testing.assert_array_equal(np.asarray(shared.stats["iterations"]), np.asarray(out.stats["iterations"]))
+    np.testing.assert_allclose(np.asarray(shared.modularity), np.asarray(out.modularity), rtol=1e-6)
     for i, g in enumerate(gs):
         own = louvain(g)
         n, n_levels = int(g.n), int(own.stats["levels"])
@@ -620,6 +629,8 @@ def test_max_iters_and_max_levels_status():
     (dict(max_levels=0), "max_levels"),
     (dict(max_iters=-2), "max_iters"),
     (dict(refine=1), "refine"),
+    (dict(axis_name=3), "axis_name"),
+    (dict(axis_name="b"), "axis_name"),          # eager: not inside jax.vmap
 ])
 def test_bad_options(kwargs, match):
     g = Graph.from_edges([0], [1], **SMALL)

@@ -73,7 +73,14 @@ Where the array version differs from the CUDA code, and why:
   aggregation, the modularity of a sweep) runs on the smallest class that
   holds the level's entries (``lax.switch`` over the classes; one class
   when the entry capacity is at most ``SINGLE_CLASS_MAX``, the vmap case); an
-  empty bucket is skipped.
+  empty bucket is skipped. Under ``jax.vmap(..., axis_name=a)`` with
+  ``axis=a`` the batch agrees on the class by a ``lax.pmax`` of the lengths
+  (the switch index is then unbatched, so one branch runs, not all), and
+  small capacities get classes too (:func:`window_classes` ``shared``):
+  without it every bucket of every level of a vmapped graph runs on the
+  whole entry capacity. On a batch of 256 planted-partition graphs of
+  129-256 vertices (capacity 256 / 2048 entries, 4-5 buckets a sweep) that
+  took 3.2x the time on CPU (21.7 s against 6.7 s); the answers are the same.
 * Safe parallel moves. In a bucket, all vertices move at once on gains
   computed as if nobody else moved. On sparse planar graphs (road grids,
   Delaunay meshes: every vertex in the first buckets) the paper's rules alone
