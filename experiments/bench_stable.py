@@ -173,10 +173,18 @@ def matching_peer(men_csr, women_csr, n_men, n_women):
     wife = np.full(n_men, -1, np.int64)
 
     def solve():
-        res = StableMarriage.create_from_dictionaries(mp, wp).solve(optimal="suitor")
+        import gc
+        game = StableMarriage.create_from_dictionaries(mp, wp)
+        res = game.solve(optimal="suitor")
+        m = w = None
         for m, w in res.items():
             if w is not None:
                 wife[m.name] = w.name
+        # the players refer to each other in cycles: free them here, on the big stack (freed
+        # later by the collector on the main thread's stack, the process died at exit on the GPU
+        # machine after n = 500)
+        game = res = m = w = None
+        gc.collect()
 
     limit, stack = sys.getrecursionlimit(), threading.stack_size()
     sys.setrecursionlimit(1_000_000)
