@@ -180,9 +180,9 @@ def matching_peer(men_csr, women_csr, n_men, n_women):
         for m, w in res.items():
             if w is not None:
                 wife[m.name] = w.name
-        # the players refer to each other in cycles: free them here, on the big stack (freed
-        # later by the collector on the main thread's stack, the process died at exit on the GPU
-        # machine after n = 500)
+        # the players refer to each other in cycles: free them here, on the big stack (left to
+        # the collector on the main thread's stack, they are the likely cause of the crash at
+        # exit seen on the GPU machine after n = 500)
         game = res = m = w = None
         gc.collect()
 
