@@ -264,6 +264,26 @@ def test_slot_compaction_to_smaller_widths(monkeypatch):
     check_stable(*stable_hard(50, seed=2), np.asarray(wife)[:50])
 
 
+def test_slot_compaction_fine_ladder(monkeypatch):
+    """The default ladder (halvings, then coarse steps) and McVitie-Wilson's one-wave steps."""
+    monkeypatch.setattr(gs, "MIN_WIDTH", 4)
+    monkeypatch.setattr(gs, "WIDTH_SHRINK", 4)
+    assert gs.widths(64) == (64, 32, 16, 8)
+    solve = jax.jit(partial(gs.solve, method="mcvitie_wilson", max_iters=10_000, unroll=4))
+    rng = np.random.default_rng(21)
+    cases = [random_instance(rng, 60, 55, p=0.3), (np.array(stable_hard(60)[0]).tolist(),
+                                                  np.array(stable_hard(60)[1]).tolist())]
+    for men, women in cases:
+        M, W = built(men, women, n_capacity=64, entry_capacity=4096)
+        wife, husband, status, considered, stats = solve(M, W)
+        ref_wife, ref_husband, proposals = gs_reference(men, women, len(women))
+        assert int(status) == 0 and int(stats["steps"]) > int(stats["rounds"])
+        assert np.asarray(wife)[:len(men)].tolist() == ref_wife
+        assert np.asarray(husband)[:len(women)].tolist() == ref_husband
+        assert int(np.asarray(considered).sum()) == proposals
+        check_stable(men, women, np.asarray(wife)[:len(men)])
+
+
 def test_max_iters_status():
     M, W = (P.with_capacity(**HARD_CAPS) for P in as_instance(*stable_hard(40)))
     res = stable_marriage(M, W, method="gale_shapley", max_iters=5)
