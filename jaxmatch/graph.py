@@ -203,10 +203,33 @@ def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None)
     return CSR(_i32(indptr), _i32(d), _i32(s), w)
 
 
+def _transpose_order(r: np.ndarray, c: np.ndarray, nr: int, nc: int) -> np.ndarray:
+    """The permutation taking (r, c) pairs sorted by (r, c), all distinct, to (c, r) order.
+
+    scipy's CSR -> CSC conversion (one counting pass, 5x faster than a stable
+    argsort by c), checked, with the argsort as the fallback.
+    """
+    import scipy.sparse as sp
+    if r.size < 2:
+        return np.arange(r.size)
+    indptr = np.zeros(nr + 1, np.int64)
+    np.cumsum(np.bincount(r, minlength=nr), out=indptr[1:])
+    a = sp.csr_array((np.arange(r.size, dtype=np.int32), c.astype(np.int32), indptr.astype(np.int32)),
+                     shape=(nr, nc))
+    order = a.tocsc().data.astype(np.int64)
+    k = c[order] * max(nr, 1) + r[order]
+    if order.size != r.size or not np.all(k[1:] > k[:-1]):
+        order = np.argsort(c, kind="stable")
+    return order
+
+
 def _merge(keys: np.ndarray, rule: str, what: str):
     """Sorted unique keys and the inverse map; raises on duplicates when rule == 'error'.
 
-    (``np.unique(..., return_inverse=True)`` does the same 3-4x slower.)"""
+    (``np.unique(..., return_inverse=True)`` does the same 3-4x slower.) Keys
+    already strictly increasing (edges from a canonical CSR) are taken as they are."""
+    if keys.size < 2 or bool(np.all(keys[1:] > keys[:-1])):
+        return keys, np.arange(keys.size)
     order = np.argsort(keys)
     sk = keys[order]
     new = np.ones(sk.size, bool)
@@ -281,8 +304,8 @@ class BipartiteGraph:
         rc = _capacity(nr, row_capacity, "row_capacity")
         cc = _capacity(nc, col_capacity, "col_capacity")
         ec = _capacity(m, edge_capacity, "edge_capacity")
-        # keys are sorted by (row, col); a stable sort by column gives (col, row) order
-        return cls(by_col=_csr(c, r, cc, rc, ec, order=np.argsort(c, kind="stable")),
+        # keys are sorted by (row, col): by_row needs no sort
+        return cls(by_col=_csr(c, r, cc, rc, ec, order=_transpose_order(r, c, nr, nc)),
                    by_row=_csr(r, c, rc, cc, ec, order="sorted"),
                    n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m),
                    row_cap=rc, col_cap=cc, edge_cap=ec)
