@@ -240,6 +240,9 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds for the whole run: sets not started by then are skipped and listed")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--group", type=int, default=None,
+                    help="blocks per group of the second proposal-filter level (1: one level; "
+                         "default gale_shapley.GROUP)")
     ap.add_argument("--pow2-capacity", action="store_true",
                     help="entry capacity rounded up to a power of two (the library default) instead of the "
                          "exact list length: every pass over the entries (the sort included) then also covers "
@@ -264,6 +267,8 @@ def main(argv=None):
     from jaxmatch.stable import Preferences, as_instance, stable_marriage
     from jaxmatch.stable import gale_shapley as gs
 
+    if args.group is not None:  # read when tracing: set before the first solve
+        gs.GROUP = args.group
     dev = jax.devices()[0]
     print(f"device: {dev.device_kind} ({dev.platform}), jax {jax.__version__}, "
           f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}", flush=True)
@@ -413,7 +418,7 @@ def main(argv=None):
     def save():  # after every set, so a run cut short keeps what it measured
         path.write_text(json.dumps(dict(device=dev.device_kind, platform=dev.platform, jax=jax.__version__,
                                         xla_flags=os.environ.get("XLA_FLAGS", ""), bandwidth_Bps=bw,
-                                        options=opts, peer=peer_name, results=records), indent=1))
+                                        options=opts, group=gs.GROUP, peer=peer_name, results=records), indent=1))
 
     skipped = []
     for kind, sizes in (("easy", easy), ("hard", hard)):

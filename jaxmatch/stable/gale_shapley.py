@@ -29,8 +29,10 @@ thread per man. A *wave* runs all busy slots at once:
 2. each woman keeps the best proposal: a scatter-min of the ranks into
    ``hold`` (the segment minimum over the proposals to w, fused with her
    current suitor's rank; it replaces the CAS). Within blocks of ``block``
-   slots only the best proposal to each woman is sent, so many men courting
-   one woman (the hard set) do not queue on one memory address;
+   slots only the best proposal to each woman is sent, and a second level
+   does the same over groups of ``GROUP`` blocks for each block's first
+   sender, so many men courting one woman (the hard set) do not queue on one
+   memory address (one proposal per 1024 slots instead of per 32);
 3. a winner leaves his slot, and the suitor he displaced (if any) takes the
    slot over at once; a rejected man stays and goes on with his next
    candidate; a man whose list is exhausted leaves (he stays single).
@@ -88,6 +90,7 @@ METHODS = ("mcvitie_wilson", "gale_shapley")
 DEFAULT_UNROLL = 16
 DEFAULT_WINDOW = 4
 DEFAULT_BLOCK = 32
+GROUP = 32        # blocks per group of the second filter level (1: one level only); read when tracing
 MIN_WIDTH = 4096
 WIDTH_SHRINK = 8
 FINE_STEPS = 3
@@ -251,6 +254,8 @@ def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos):
         rb = r1.reshape(-1, block)
         beaten = jnp.any((wb[:, None, :] == wb[:, :, None]) & (rb[:, None, :] < rb[:, :, None]), axis=2)
         send = prop & ~beaten.reshape(-1)
+        if GROUP > 1 and sm.shape[0] % (block * GROUP) == 0:
+            send = _second_level(send, wb, rb, block, w_cap)
     hold = hold.at[jnp.where(send, w1, w_cap)].min(r1, mode="drop")
     won = prop & (take(hold, w1, INT_MAX) == r1)
     p_next = jnp.where(found, sp + j + 1, jnp.minimum(sp + window, length))
@@ -263,6 +268,26 @@ def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos):
     sp_new = jnp.where(won, resume, p_next)
     sm_new = jnp.where(won, d, jnp.where(out, m_cap, sm))
     return sm_new, sp_new, hold, pos
+
+
+def _second_level(send, wb, rb, block: int, w_cap: int):
+    """The same filter over groups of ``GROUP`` blocks, on each block's first sender.
+
+    A block's first sender is held back when another block's first sender in
+    its group courts the same woman with a better rank. On the hard set, where
+    every busy man courts one woman, this sends one proposal per ``block *
+    GROUP`` slots instead of one per ``block``. The best proposal to each woman
+    is never held back, so the scatter-min gives the same ``hold``.
+    """
+    sb = send.reshape(-1, block)
+    has = jnp.any(sb, axis=1)
+    first = jnp.argmax(sb, axis=1).astype(jnp.int32)
+    wf = jnp.where(has, jnp.take_along_axis(wb, first[:, None], axis=1)[:, 0], w_cap).reshape(-1, GROUP)
+    rf = jnp.take_along_axis(rb, first[:, None], axis=1)[:, 0].reshape(-1, GROUP)
+    beaten = jnp.any((wf[:, None, :] == wf[:, :, None]) & (rf[:, None, :] < rf[:, :, None]), axis=2)
+    drop = has & beaten.reshape(-1)
+    held = drop[:, None] & (jnp.arange(block, dtype=jnp.int32)[None, :] == first[:, None])
+    return send & ~held.reshape(-1)
 
 
 def _run(t, men, women, window, block, waves, width, s: SMState) -> SMState:
