@@ -278,6 +278,42 @@ def test_compute_move_is_the_best_single_move(seed):
             assert new[i] == comm[i] and int(moved) == 0
 
 
+BOTH_GROUPINGS = jax.jit(lambda bk, comm, tot, size, b, inv2m: [LV.move_bucket(
+    bk, comm, tot, size, b, inv2m, 1.0, window=512, group=kind) for kind in ("sort", "shift")])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_shift_grouping_equals_sort_grouping(seed):
+    """The in-row grouping of (vertex, C(j)) pairs (buckets of rows up to SHIFT_MAX entries)
+    gives bit for bit the moves, a_c and sizes of the sorting one, on weighted graphs with
+    loops, random partitions, default buckets and buckets of arbitrary vertices."""
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(6):
+        u, v, w, n = random_graph(rng, n_max=40, m_max=140)
+        g = Graph.from_edges(u, v, w, n=n, **SMALL)
+        gr = LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
+        k = np.asarray(LV.degrees(g.adj.src, g.adj.indices, g.adj.weights, 64))
+        comm = np.full(64, 64, np.int32)
+        comm[:n] = rng.integers(0, max(1, n // int(rng.integers(1, 4))), n)
+        tot = np.bincount(comm[:n], k[:n], minlength=64).astype(np.float32)
+        size = np.bincount(comm[:n], minlength=64).astype(np.int32)
+        of = np.full(64, -1, np.int32)
+        of[:n] = rng.integers(0, 2, n)                  # rows of any length in buckets 0 and 1
+        for bk in (GROUP(gr, None), GROUP(gr, jnp.asarray(of))):
+            width = np.asarray(bk.count > 0) * np.asarray(bk.width)
+            src, dst, of_ = np.asarray(g.adj.src), np.asarray(g.adj.indices), np.asarray(bk.of)
+            rows = np.bincount(src[(src < 64) & (src != dst)], minlength=64)
+            for c in range(LV.N_BUCKETS):                  # width: the longest row of each bucket
+                assert width[c] == rows[of_ == c].max(initial=0)
+            for b in np.flatnonzero((width > 0) & (width <= LV.SHIFT_MAX)):
+                by_sort, by_shift = BOTH_GROUPINGS(bk, comm, tot, size, int(b), 1 / max(k.sum(), 1))
+                for x, y in zip(by_sort, by_shift):
+                    np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+                checked += 1
+    assert checked >= 6
+
+
 def test_singleton_rule_and_conflicts_in_one_bucket():
     """Two singletons of one bucket never swap: only the larger id joins the smaller."""
     g = Graph.from_edges([0], [1], n=2, **SMALL)

@@ -32,10 +32,14 @@ One level:
    accumulates e_{i->c} in per-vertex hash tables. Here the bucket's entries
    (i, j) are read through a window of static length (the smallest of the
    size classes, see :func:`window_classes`, that holds the bucket) and
-   sorted by C(j) with one stable sort: since they were sorted by i,
-   the result is ordered by (C(j), i), so every (neighbouring community,
-   vertex) pair is one run of equal keys, and a segment sum over runs gives
-   e_{i->c}. The gain of Eq. (2),
+   grouped by (vertex, C(j)) pair. In a bucket whose rows hold at most
+   ``SHIFT_MAX`` entries (every bucket of a mesh or road graph) each entry
+   is compared with the ``width - 1`` entries before it (rows are
+   contiguous), which finds the pair's first entry without a sort; wider
+   buckets are sorted by C(j) with one stable sort: since they were sorted
+   by i, the result is ordered by (C(j), i), so every pair is one run of
+   equal keys. A segment sum over the pairs gives e_{i->c} (both ways add a
+   pair's weights in entry order: the same bits). The gain of Eq. (2),
 
        dQ = (e_{i->c} - e_{i->C(i)\\{i}}) / m + k_i (a_{C(i)\\{i}} - a_c) / (2 m^2),
 
@@ -53,7 +57,8 @@ One level:
    becomes a diagonal one contributes w/2 (an edge inside a community is
    stored twice) and an old diagonal entry w, so the coarse self-loop holds
    the community's internal weight, each edge once, and coarse degrees equal
-   the sums of the members' degrees.
+   the sums of the members' degrees. The last level's coarse graph is not
+   built (nothing reads it).
 
 Levels repeat until a level moves no vertex, or improves the modularity by
 less than ``threshold``, or ``max_levels`` levels have run. Then, with
@@ -65,9 +70,13 @@ coarse levels put on the wrong side.
 
 Where the array version differs from the CUDA code, and why:
 
-* Hash tables -> one stable sort per bucket of the bucket's own entries
-  (C(j) as key, position as value or packed into the key: a radix sort on
-  a GPU), so one sweep sorts every entry about once; deterministic.
+* Hash tables -> in-row comparisons (rows of at most ``SHIFT_MAX``
+  entries: ``ceil((width - 1) / SHIFT_UNROLL)`` fused passes over the
+  bucket) or one stable sort of the bucket's own entries (C(j) as key,
+  position as value or packed into the key: a radix sort on a GPU);
+  deterministic. On CPU the step of a 1.36M-entry bucket (Delaunay, rows
+  of 5-8 entries, window 2^21) took 0.82 s with the key-value sort and
+  0.17 s with the comparisons.
 * Fixed shapes: every level keeps the input's capacities; a bucket runs in
   the smallest window class that holds it, per-level work (bucket grouping,
   aggregation, the modularity of a sweep) runs on the smallest class that
@@ -117,14 +126,17 @@ Where the array version differs from the CUDA code, and why:
 * The level loop stops on the smaller ``threshold`` (the paper does not say
   which one it uses between levels).
 
-Cost, per sweep: one sort of each non-empty bucket's entries (every entry
-about once; a window is at most twice its bucket, or ``WINDOW_MIN``): a
-key-only sort of ``C(j) * W + position`` when that fits an int32, else a
-stable key-value sort; about 30 gathers and 20 scatters / segment
-reductions of window length per bucket (neighbour lookups use the rows of
-the window, through ``d_rank`` computed once per level); O(n) per sweep for
-a_c and Q, and one pass over the level's entries for Q. Per level: two sorts
-of the level's entries (bucket grouping, aggregation).
+Cost, per sweep, per non-empty bucket (a window is at most twice its
+bucket, 4/3 of it in the largest classes, or ``WINDOW_MIN``): the grouping
+(``ceil((width - 1) / 4)`` passes when the bucket's rows hold at most
+``SHIFT_MAX`` entries, else a sort: a key-only sort of ``C(j) * W +
+position`` when that fits an int32, else a stable key-value sort, then
+three gathers by the permutation and a cumsum); about 25 gathers and 18
+scatters / segment reductions of window length (neighbour lookups use the
+rows of the window, through ``d_rank`` computed once per level); O(n) per
+sweep for a_c and Q, and one pass over the level's entries for Q. Per
+level: one sort of the level's entries for the bucket grouping, and one
+for the aggregation, except after the last level.
 """
 from __future__ import annotations
 
@@ -153,6 +165,10 @@ SINGLE_CLASS_MAX = 1 << 18
 WINDOW_MIN = 1 << 16
 SHARED_MIN = 1 << 7      # the smallest class when a vmapped batch shares its classes (axis_name)
 FINE_CLASSES = 4
+# buckets whose rows hold at most SHIFT_MAX entries group (vertex, C(j)) pairs by comparing each
+# entry with the ones before it in its row (see move_bucket); wider ones by a sort
+SHIFT_MAX = 32
+SHIFT_UNROLL = 4
 # how pair_groups sorts: "auto" (by backend), "kv" (key-value sorts) or "key" (key-only / two-key)
 SORT_METHOD = "auto"
 
@@ -173,6 +189,7 @@ class Buckets(NamedTuple):
     d_rank: jax.Array  # [E] row of d inside the bucket when d is in s's bucket, else -1
     start: jax.Array   # [N_BUCKETS] first position of each bucket
     count: jax.Array   # [N_BUCKETS] entries of each bucket
+    width: jax.Array   # [N_BUCKETS] most entries of one vertex (row) in each bucket
     of: jax.Array      # [N] bucket of each vertex (-1: no stored entry, or padding)
     k: jax.Array       # [N] weighted degrees (a loop counts twice)
     loops: jax.Array   # sum of the diagonal entries' contributions to sum_i e_{i -> C(i)}
@@ -225,9 +242,12 @@ class LouvainState(NamedTuple):
 
 def window_classes(e_cap: int, shared: bool = False) -> list[int]:
     """Static array lengths work may run on: [e_cap] when e_cap <= SINGLE_CLASS_MAX,
-    else e_cap, e_cap / 2, e_cap / 4, e_cap / 8 (``FINE_CLASSES`` classes a
-    factor 2 apart, where the big buckets fall), then a factor 4 apart down
-    to WINDOW_MIN. Each class compiles its own copy of the bucket step.
+    else e_cap, 3 e_cap / 4, e_cap / 2, e_cap / 4, e_cap / 8 (``FINE_CLASSES``
+    classes a factor 2 apart, where the big buckets fall, and one between the
+    first two: on sparse meshes and road graphs one bucket holds most entries,
+    and a graph's entries fill half to all of its power-of-two capacity), then
+    a factor 4 apart down to WINDOW_MIN. Each class compiles its own copy of
+    the bucket step.
 
     ``shared``: the batch of a ``vmap`` picks one class for all its graphs
     (``axis_name``), so small capacities get classes too, down to SHARED_MIN."""
@@ -239,6 +259,8 @@ def window_classes(e_cap: int, shared: bool = False) -> list[int]:
             if nxt < floor:
                 break
             sizes.append(nxt)
+    if e_cap > SINGLE_CLASS_MAX and not shared and FINE_CLASSES > 1:
+        sizes.insert(1, e_cap // 4 * 3)
     return sizes
 
 
@@ -405,13 +427,16 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
     rank_here = row - take(jnp.cumsum(rows) - rows, kb, 0)
     rank = jnp.full(n_cap, -1, jnp.int32).at[jnp.where(head, s, n_cap)].set(rank_here, mode="drop")
     d_rank = jnp.where(keep & (take(of, d, -1) == kb), take(rank, d, -1), -1)
+    row_len = jax.ops.segment_sum(jnp.where(keep, 1, 0), s, n_cap)
+    width = jax.ops.segment_max(row_len, jnp.where(of >= 0, of, N_BUCKETS), N_BUCKETS)
     loops = 2 * jnp.sum(jnp.where(loop & (src < n_cap), w, 0))
     return Buckets(_pad(s, e_cap, n_cap), _pad(d, e_cap, n_cap), _pad(ww, e_cap, 0),
                    _pad(d_rank, e_cap, -1), start.astype(jnp.int32), count.astype(jnp.int32),
-                   of, k, loops)
+                   jnp.maximum(width, 0).astype(jnp.int32), of, k, loops)
 
 
-def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int):
+def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
+                group: str = "sort"):
     """Algorithm 2 for every vertex of bucket ``b`` at once; returns (comm, tot, size, moved).
 
     ``comm`` communities [N], ``tot`` = a_c, ``size`` community sizes,
@@ -440,20 +465,44 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int)
     comm_row = take(comm, vertex, n_cap)
     by_row = dict(segment_ids=rid, num_segments=W, indices_are_sorted=True)
 
-    # group the entries by (C(j), i): one stable sort by C(j) (entries are sorted by i)
     c = jnp.where(valid, take(comm, d, n_cap), n_cap)
-    sc, perm = stable_sort_with_positions(c, n_cap)
-    srid, sw, sv = rid[perm], w[perm], sc < n_cap
-    head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
-                 | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
-    run = jnp.cumsum(head, dtype=jnp.int32) - 1
-    e_ic = jax.ops.segment_sum(sw, jnp.maximum(run, 0), W, indices_are_sorted=True)[jnp.maximum(run, 0)]
+    if group == "shift":
+        # group the entries by (i, C(j)) in place: the first entry of each pair in its row is
+        # found by comparing with the width[b] - 1 entries before it (rows are contiguous and
+        # hold at most width[b] <= SHIFT_MAX entries; entries further back are in other rows),
+        # SHIFT_UNROLL offsets per loop step (one fused pass); e_{i->c} sums the pair's weights
+        # in entry order, as the sort below does, so both give the same bits
+        pos = jnp.arange(W, dtype=jnp.int32)
+        pad = -(-(SHIFT_MAX - 1) // SHIFT_UNROLL) * SHIFT_UNROLL
+        cp = jnp.concatenate([jnp.full(pad, -1, c.dtype), c])
+        rp = jnp.concatenate([jnp.full(pad, -1, rid.dtype), rid])
+
+        def earlier(t, first):
+            for u in range(SHIFT_UNROLL):                   # larger offsets later: the first copy wins
+                k = t * SHIFT_UNROLL + u + 1
+                same = ((lax.dynamic_slice(cp, (pad - k,), (W,)) == c)
+                        & (lax.dynamic_slice(rp, (pad - k,), (W,)) == rid))
+                first = jnp.where(same, pos - k, first)
+            return first
+
+        first = lax.fori_loop(0, (bk.width[b] + SHIFT_UNROLL - 2) // SHIFT_UNROLL, earlier, pos)
+        sc, srid, jrs = c, rid, jr
+        head = valid & (first == pos)
+        e_ic = jax.ops.segment_sum(w, first, W)            # at each pair's first entry
+    else:
+        # group the entries by (C(j), i): one stable sort by C(j) (entries are sorted by i)
+        sc, perm = stable_sort_with_positions(c, n_cap)
+        srid, sw, sv, jrs = rid[perm], w[perm], sc < n_cap, jr[perm]
+        head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
+                     | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
+        run = jnp.cumsum(head, dtype=jnp.int32) - 1
+        e_ic = jax.ops.segment_sum(sw, jnp.maximum(run, 0), W, indices_are_sorted=True)[jnp.maximum(run, 0)]
     ci = comm_row[srid]
     own = head & (sc == ci)
     e_own = jax.ops.segment_sum(jnp.where(own, e_ic, 0), srid, W)     # e_{i -> C(i) \ {i}}
     single = size == 1
     blocked = (take(single, ci, False) & take(single, sc, False) & (sc > ci)
-               & (jr[perm] >= 0))                                       # the singleton rule
+               & (jrs >= 0))                                       # the singleton rule
     allowed = head & ~own & ~blocked
     # m * dQ of Eq. (2) = score(target) - stay; score holds the terms that depend on the target
     score = jnp.where(allowed, e_ic - resolution * k_row[srid] * take(tot, sc, 0) * inv2m, -jnp.inf)
@@ -550,8 +599,13 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
     def bucket(j, c):
         comm, tot, size, moved = c
         b = order[j]
-        comm, tot, size, m = by_class(_run_bucket, bk.count[b], e_cap, bk, comm, tot, size, b,
-                                      inv2m, opts.resolution, classes=window_classes, axis=axis)
+        wide = bk.width[b] > SHIFT_MAX
+        if axis is not None:
+            wide = lax.pmax(wide.astype(jnp.int32), axis) > 0
+        comm, tot, size, m = lax.cond(
+            wide, *[partial(by_class, partial(_run_bucket, group=kind), bk.count[b], e_cap,
+                            classes=window_classes, axis=axis) for kind in ("sort", "shift")],
+            bk, comm, tot, size, b, inv2m, opts.resolution)
         return comm, tot, size, moved + m
 
     def body(st: OptState) -> OptState:
@@ -570,19 +624,22 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
     return st.comm, st.q, st.it, st.moves, st.go
 
 
-def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution):
-    return move_bucket(bk, comm, tot, size, b, inv2m, resolution, window)
+def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution, group="sort"):
+    return move_bucket(bk, comm, tot, size, b, inv2m, resolution, window, group)
 
 
-def aggregate(gr: Level, comm, real, size: int):
-    """Algorithm 3 on the first ``size`` entries: the graph of the communities, padded to e_cap.
-
-    Returns (coarse Level, vertex -> coarse vertex).
-    """
-    n_cap, e_cap = comm.shape[0], gr.src.shape[0]
+def coarse_ids(comm, real):
+    """The non-empty communities renumbered by a prefix sum: (vertex -> coarse vertex, count)."""
+    n_cap = comm.shape[0]
     used = jax.ops.segment_sum(real.astype(jnp.int32), comm, n_cap) > 0
     new_id = jnp.cumsum(used, dtype=jnp.int32) - 1
-    to_coarse = jnp.where(real, take(new_id, comm, n_cap), n_cap)
+    return jnp.where(real, take(new_id, comm, n_cap), n_cap), jnp.sum(used, dtype=jnp.int32)
+
+
+def aggregate(gr: Level, to_coarse, n_coarse, size: int) -> Level:
+    """Algorithm 3 on the first ``size`` entries: the graph of the communities (vertex i
+    becomes ``to_coarse[i]``, see :func:`coarse_ids`), padded to e_cap."""
+    n_cap, e_cap = to_coarse.shape[0], gr.src.shape[0]
     src, dst = gr.src[:size], gr.dst[:size]
     s = take(to_coarse, src, n_cap)
     d = take(to_coarse, dst, n_cap)
@@ -594,7 +651,7 @@ def aggregate(gr: Level, comm, real, size: int):
     src = jnp.full(e_cap, n_cap, jnp.int32).at[slot].set(g.a, mode="drop")
     dst = jnp.full(e_cap, n_cap, jnp.int32).at[slot].set(g.b, mode="drop")
     w = jnp.zeros(e_cap, gr.w.dtype).at[slot].set(total, mode="drop")
-    return Level(src, dst, w, jnp.sum(used, dtype=jnp.int32)), to_coarse
+    return Level(src, dst, w, n_coarse)
 
 
 def buckets_of(gr: Level, n_cap: int, of=None, axis=None) -> Buckets:
@@ -639,18 +696,21 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
         start = jnp.where(st.refining, jnp.where(real0, st.orig, n_cap), jnp.where(real, ids, n_cap))
         bk = buckets_of(gr, n_cap, axis=axis)
         comm, q, iters, moves, hit = optimise(bk, start, opts, threshold_of(gr.n), max_iters, axis)
-        used = jnp.sum(gr.src < n_cap)
-        coarse, to_coarse = lax.cond(
-            st.refining, lambda gr, comm: (gr, ids),
-            lambda gr, comm: by_class(lambda size, gr, comm: aggregate(gr, comm, real, size),
-                                      used, e_cap, gr, comm, axis=axis), gr, comm)
+        to_coarse, n_coarse = coarse_ids(comm, real)
         # a coarsening level
-        moved = coarse.n < gr.n
+        moved = ~st.refining & (n_coarse < gr.n)
         record = ~st.refining & ((st.level == 0) | moved)
         at = jnp.where(record, st.level, max_levels)   # max_levels: dropped
         level = st.level + record.astype(jnp.int32)
         improving = moved & (q - st.q >= opts.threshold)
         last = ~st.refining & (~improving | (level >= opts.max_levels))
+        # the coarse graph, unless nothing uses it (after the last level: the input graph for the
+        # refinement, or the end)
+        used = jnp.sum(gr.src < n_cap)
+        coarse = lax.cond(
+            st.refining | last, lambda gr, to_coarse: gr,
+            lambda gr, to_coarse: by_class(lambda size, gr, tc: aggregate(gr, tc, n_coarse, size),
+                                           used, e_cap, gr, to_coarse, axis=axis), gr, to_coarse)
         orig = jnp.where(st.refining, st.orig, take(to_coarse, st.orig, -1))
         # the refinement pass: labels of the input vertices from comm, renumbered 0 .. k-1
         refined, k = renumber(comm, real0)
@@ -668,7 +728,7 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
             done=st.refining | (last & ~refine),
             out_of_levels=st.out_of_levels | (last & improving),
             hit_max_iters=st.hit_max_iters | (hit & (record | st.refining)),
-            communities=jnp.where(st.refining, k, coarse.n),
+            communities=jnp.where(st.refining, k, n_coarse),
             refine_iters=jnp.where(st.refining, iters, st.refine_iters),
             refine_moves=jnp.where(st.refining, moves, st.refine_moves))
 
