@@ -252,8 +252,7 @@ def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos):
     if block > 1 and sm.shape[0] % block == 0:
         wb = jnp.where(prop, w1, w_cap).reshape(-1, block)
         rb = r1.reshape(-1, block)
-        beaten = jnp.any((wb[:, None, :] == wb[:, :, None]) & (rb[:, None, :] < rb[:, :, None]), axis=2)
-        send = prop & ~beaten.reshape(-1)
+        send = prop & ~_beaten(wb, rb).reshape(-1)
         if GROUP > 1 and sm.shape[0] % (block * GROUP) == 0:
             send = _second_level(send, wb, rb, block, w_cap)
     hold = hold.at[jnp.where(send, w1, w_cap)].min(r1, mode="drop")
@@ -270,6 +269,12 @@ def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos):
     return sm_new, sp_new, hold, pos
 
 
+def _beaten(w, r):
+    """Per row of ``w``/``r`` [groups, k]: whether another entry of the row courts
+    the same woman with a better (lower) rank."""
+    return jnp.any((w[:, None, :] == w[:, :, None]) & (r[:, None, :] < r[:, :, None]), axis=2)
+
+
 def _second_level(send, wb, rb, block: int, w_cap: int):
     """The same filter over groups of ``GROUP`` blocks, on each block's first sender.
 
@@ -284,8 +289,7 @@ def _second_level(send, wb, rb, block: int, w_cap: int):
     first = jnp.argmax(sb, axis=1).astype(jnp.int32)
     wf = jnp.where(has, jnp.take_along_axis(wb, first[:, None], axis=1)[:, 0], w_cap).reshape(-1, GROUP)
     rf = jnp.take_along_axis(rb, first[:, None], axis=1)[:, 0].reshape(-1, GROUP)
-    beaten = jnp.any((wf[:, None, :] == wf[:, :, None]) & (rf[:, None, :] < rf[:, :, None]), axis=2)
-    drop = has & beaten.reshape(-1)
+    drop = has & _beaten(wf, rf).reshape(-1)
     held = drop[:, None] & (jnp.arange(block, dtype=jnp.int32)[None, :] == first[:, None])
     return send & ~held.reshape(-1)
 
