@@ -470,13 +470,6 @@ def global_relabel(net, s: PRState, targets, fixed, terminal, n, k: float, rungs
 # push-relabel step
 
 
-def _first_class(net, entry, priority: str):
-    """The residual arcs a vertex pushes on first (see :data:`PRIORITY`)."""
-    if priority == "forward":
-        return take(net.res_forward, entry, False)
-    return jnp.ones(entry.shape, bool)
-
-
 def _push_prefix(adm, r, need, lane, ln: Lanes, rung: Rung, udt):
     """Push on the ``adm`` lanes in lane order while ``need`` (per lane: its slot's) lasts.
 
@@ -512,7 +505,7 @@ def push_relabel_step(net, terminal, n, s: PRState, *, rung: Rung, search: bool)
     adm = ln.valid & (r > 0) & (h_w < h_t)
     need = e_t.astype(udt)
     if PRIORITY == "forward" and net.layout == "bcsr":
-        first = adm & _first_class(net, ln.entry, PRIORITY)
+        first = adm & take(net.res_forward, ln.entry, False)
         d_a, cut_a, total_a = _push_prefix(first, r, need, lane, ln, rung, udt)
         # the rest only where the first class does not take all the excess (then total_a < need is exact)
         d_b, cut_b, _ = _push_prefix(adm & ~first, r, need - total_a[ln.slot], lane, ln, rung, udt)
