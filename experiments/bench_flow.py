@@ -54,7 +54,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments import generators as gen  # noqa: E402
-from experiments.common import FAST_FLAGS, Forked  # noqa: E402
+from experiments.common import FAST_FLAGS, Forked, timed  # noqa: E402
 
 
 # class: scales (log2 of the vertex count), cheapest first so that the budget cuts the most expensive
@@ -189,15 +189,6 @@ def hopcroft_karp(B):
 
 
 # --------------------------------------------------------------------------
-
-
-def timed(fn, repeats):
-    times, out = [], None
-    for _ in range(max(1, repeats)):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), times, out
 
 
 def geomean(xs):

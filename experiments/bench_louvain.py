@@ -74,6 +74,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from experiments import generators as gen  # noqa: E402  (numpy / scipy only: safe in workers)
+from experiments.common import timed  # noqa: E402
 
 CLASSES = ("delaunay", "rgg", "road", "power_law", "rmat")
 
@@ -189,15 +190,6 @@ def small_graphs(count: int, n_range, seed: int, blocks=None):
     return [gr for k in blocks for gr in small_block(k, count, n_range, seed)]
 
 
-def median_time(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), times, out
-
-
 # --------------------------------------------------------------------------
 # worker tasks (no JAX)
 
@@ -232,14 +224,14 @@ def peer_graph_task(cls, n, seed, path, repeats, big_edges, nx_max_edges):
             return G.community_multilevel()
 
         reps = 1 if out["edges"] > big_edges else repeats
-        t_ig, times, c = median_time(run, reps)
+        t_ig, times, c = timed(run, reps)
         out.update(igraph_s=t_ig, igraph_times=times, igraph_q=G.modularity(c.membership),
                    igraph_k=len(set(c.membership)))
     if nx is not None and out["edges"] <= nx_max_edges:
         H = nx.Graph()
         H.add_nodes_from(range(A.shape[0]))
         H.add_edges_from(zip(u.tolist(), v.tolist()))
-        t_nx, times, comms = median_time(lambda: nx.community.louvain_communities(H, seed=seed), repeats)
+        t_nx, times, comms = timed(lambda: nx.community.louvain_communities(H, seed=seed), repeats)
         out.update(networkx_s=t_nx, networkx_times=times, networkx_q=nx.community.modularity(H, comms))
     return out
 
@@ -318,8 +310,8 @@ def time_jaxmatch(g, variant, args):
     t = time.perf_counter()
     solve(full)
     first_call = time.perf_counter() - t
-    t_full, times, out = median_time(lambda: solve(full), args.repeats)
-    t_l0, times1, out1 = median_time(lambda: solve(first), args.repeats)
+    t_full, times, out = timed(lambda: solve(full), args.repeats)
+    t_l0, times1, out1 = timed(lambda: solve(first), args.repeats)
     n = int(g.n)
     for labels, _, q, *_ in (out1, out):             # every timed answer: the certificate
         labels = np.asarray(labels)[:n]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -28,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments import generators as gen  # noqa: E402
-from experiments.common import FAST_FLAGS, Forked  # noqa: E402
+from experiments.common import FAST_FLAGS, Forked, timed  # noqa: E402
 
 CLASSES = {
     "kron": lambda s, seed: gen.rmat(s, seed=seed),
@@ -48,8 +47,6 @@ def build(job):
         a = gen.permute(a, seed=2)
     a = a.tocsr()
     return job, (a.indptr, a.indices, a.shape)
-
-
 
 
 def method_options(spec: str) -> dict:
@@ -88,15 +85,6 @@ def timed_after(setup, fn):
         out = fn(x)
         return time.perf_counter() - t, out
     return job
-
-
-def timed(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
 
 
 def main():
@@ -170,7 +158,7 @@ def main():
             opts = method_options(method)
             res = jax.block_until_ready(maximum_matching(g, **opts))
             compile_s = time.perf_counter() - t
-            med, res = timed(lambda: jax.block_until_ready(maximum_matching(g, **opts)), args.repeats)
+            med, _, res = timed(lambda: jax.block_until_ready(maximum_matching(g, **opts)), args.repeats)
             certify.check_maximum_matching(a, res.row_mate, res.col_mate)  # proves maximum on its own
             sizes[method] = int(res.cardinality)
             st = {k: int(v) for k, v in res.stats.items()}

@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import pathlib
-import statistics
 import sys
 import time
 
@@ -38,8 +37,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from experiments.common import FAST_FLAGS  # noqa: E402
-
+from experiments.common import FAST_FLAGS, timed  # noqa: E402
 
 
 # --------------------------------------------------------------------------
@@ -202,21 +200,11 @@ def matching_peer(men_csr, women_csr, n_men, n_women):
 # --------------------------------------------------------------------------
 
 
-def _median_time(fn, reps):
-    ts = []
-    out = None
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts), ts, out
-
-
 def _bandwidth(jax, jnp):
     x = jnp.ones(1 << 26, jnp.int32)
     f = jax.jit(lambda x: x + 1)
     jax.block_until_ready(f(x))
-    t, _, _ = _median_time(lambda: jax.block_until_ready(f(x)), 5)
+    t, _, _ = timed(lambda: jax.block_until_ready(f(x)), 5)
     return 2 * x.nbytes / t
 
 
@@ -330,7 +318,7 @@ def main(argv=None):
             peer_wife, peer_props = call()
             first = time.perf_counter() - t0
             if first * args.reps < 60:
-                peer_t, _, _ = _median_time(call, args.reps)
+                peer_t, _, _ = timed(call, args.reps)
                 peer_reps = args.reps
             else:
                 peer_t, peer_reps = first, 1
@@ -366,7 +354,7 @@ def main(argv=None):
         if not women.shared:
             f = jax.jit(gs.rank_tables)
             jax.block_until_ready(f(men, women))
-            rank_t, _, _ = _median_time(lambda: jax.block_until_ready(f(men, women)), args.reps)
+            rank_t, _, _ = timed(lambda: jax.block_until_ready(f(men, women)), args.reps)
 
         answers, certified = {}, None
         for method in methods:
@@ -377,7 +365,7 @@ def main(argv=None):
             t0 = time.perf_counter()
             res = call()
             first = time.perf_counter() - t0
-            med, ts, res = _median_time(call, args.reps)
+            med, ts, res = timed(call, args.reps)
             wife = np.asarray(res.wife)
             t0 = time.perf_counter()
             if certified is None or not np.array_equal(wife, certified):

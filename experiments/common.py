@@ -1,5 +1,5 @@
-"""Pieces shared by the benchmark scripts: the XLA flags for command buffers, and CPU peers
-run in forked processes with a time limit.
+"""Pieces shared by the benchmark scripts: the XLA flags for command buffers, the median
+timer, and CPU peers run in forked processes with a time limit.
 
 A peer started with :class:`Forked` runs on its own core while the parent
 goes on (e.g. timing jaxmatch on the GPU); :meth:`Forked.result` waits for it
@@ -9,12 +9,23 @@ graph) can stay out of the clock.
 """
 from __future__ import annotations
 
+import statistics
 import time
 
 # Command buffers turn each while-loop step into one CUDA graph launch (BENCHMARKS.md: a
 # trivial step ~20 us -> ~7 us); the scripts set them unless told not to.
 FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,COLLECTIVES,WHILE,CONDITIONAL "
               "--xla_gpu_graph_min_graph_size=1")
+
+
+def timed(fn, repeats):
+    """(median seconds, every run's seconds, the last answer) of ``repeats`` (at least one) calls of fn()."""
+    times, out = [], None
+    for _ in range(max(1, repeats)):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), times, out
 
 
 def _child(conn, fn):
