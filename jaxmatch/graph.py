@@ -206,8 +206,8 @@ def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None)
 def _transpose_order(r: np.ndarray, c: np.ndarray, nr: int, nc: int) -> np.ndarray:
     """The permutation taking (r, c) pairs sorted by (r, c), all distinct, to (c, r) order.
 
-    scipy's CSR -> CSC conversion (one counting pass, 5x faster than a stable
-    argsort by c), checked, with the argsort as the fallback.
+    scipy's CSR -> CSC conversion (one counting pass; 5x faster than a stable
+    argsort by c on a CPU, 63M pairs), checked, with the argsort as the fallback.
     """
     import scipy.sparse as sp
     if r.size < 2:
@@ -226,7 +226,7 @@ def _transpose_order(r: np.ndarray, c: np.ndarray, nr: int, nc: int) -> np.ndarr
 def _merge(keys: np.ndarray, rule: str, what: str):
     """Sorted unique keys and the inverse map; raises on duplicates when rule == 'error'.
 
-    (``np.unique(..., return_inverse=True)`` does the same 3-4x slower.) Keys
+    (``np.unique(..., return_inverse=True)`` took 3-4x as long on a CPU.) Keys
     already strictly increasing (edges from a canonical CSR) are taken as they are."""
     if keys.size < 2 or bool(np.all(keys[1:] > keys[:-1])):
         return keys, np.arange(keys.size)
