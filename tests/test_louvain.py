@@ -644,6 +644,31 @@ def test_resolution_and_thresholds():
     assert int(coarse.stats["iterations"][0]) <= int(base.stats["iterations"][0])
 
 
+def test_threshold_large_is_relative():
+    """Level 0 under ``large_graph=0`` sweeps while a sweep raises Q by >= threshold_large * |Q|.
+
+    The Q after each sweep comes from runs cut at ``max_iters=k`` (the sweeps are deterministic,
+    so each run is a prefix of the next); at 0.02 the relative rule sweeps once more than an
+    absolute one would.
+    """
+    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
+    one = dict(max_levels=1, refine=False)
+    q = [float(jaxmatch.modularity(g, np.arange(g.n)))]
+    q += [float(louvain(g, max_iters=k, **one).level_modularity[0]) for k in range(1, 12)]
+
+    def sweeps(t, relative):
+        k = 1
+        while k < 11 and q[k] - q[k - 1] >= t * (abs(q[k]) if relative else 1):
+            k += 1
+        return k
+
+    assert sweeps(0.02, True) != sweeps(0.02, False)
+    for t in (0.01, 0.02, 0.05, 0.1):
+        res = louvain(g, threshold_large=t, large_graph=0, **one)
+        check_result(g, res)
+        assert int(res.stats["iterations"][0]) == sweeps(t, True), t
+
+
 def test_max_iters_and_max_levels_status():
     g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
     short = louvain(g, max_iters=1)

@@ -92,8 +92,9 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     from it (multilevel refinement; not in the paper, it closes the gap to
     the sequential method on power-law graphs). ``threshold`` is
     the modularity gain an iteration needs for another one (and a level for
-    another level); ``threshold_large`` replaces it while the level's graph
-    has more than ``large_graph`` vertices (the paper's t_bin and t_final).
+    another level); while the level's graph has more than ``large_graph``
+    vertices, an iteration needs a gain of ``threshold_large * |Q|`` instead
+    (the paper's t_bin and t_final; relative here, see below).
     ``resolution`` scales the null model, as in networkx and igraph.
     ``max_levels`` (default 32) bounds the levels, ``max_iters`` (default
     100) the iterations of one level. Details: :mod:`jaxmatch.community.louvain`.
@@ -121,9 +122,11 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     32 and ``max_iters`` 100). Cost per iteration (sweep): one sort of each
     non-empty degree bucket's entries (every entry about once) and O(entries
     + n) gathers and segment reductions; per level two sorts of the level's
-    entries. With ``n > large_graph``, the paper's ``threshold_large=1e-2``
-    trades modularity for speed (on a power-law graph of 131,072 vertices:
-    3.8% below igraph; 1e-3: 0.9% above).
+    entries. ``threshold_large`` is relative to the modularity: on mesh-like
+    graphs (Q about 0.9-0.99) that is the paper's absolute 1e-2, but on a
+    power-law graph (Q about 0.1-0.2) the absolute rule stopped the first level
+    after two sweeps (200,000 vertices: 4.8% below igraph, 10.4M edges: 16%
+    below); the relative rule: 1.4% above igraph on the first.
 
     >>> g = Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
     >>> res = louvain(g)

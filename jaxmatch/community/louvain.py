@@ -26,8 +26,8 @@ One level:
    (by the movers' degrees; recomputed exactly once per sweep), so later
    buckets see the moves of earlier ones. Iterations repeat while the
    modularity gain of an iteration is at least the threshold
-   (``threshold_large`` while the level's graph has more than ``large_graph``
-   vertices, else ``threshold``), at most ``max_iters`` times.
+   (``threshold_large * |Q|`` while the level's graph has more than
+   ``large_graph`` vertices, else ``threshold``), at most ``max_iters`` times.
 3. **Compute move** (Algorithm 2, :func:`move_bucket`). The GPU code
    accumulates e_{i->c} in per-vertex hash tables. Here the bucket's entries
    (i, j) are read through a window of static length (the smallest of the
@@ -123,6 +123,10 @@ Where the array version differs from the CUDA code, and why:
   local optimum (a few sweeps; one under ``threshold_large``).
 * An iteration that still lowers the modularity (float rounding only, after
   the above) is undone and ends the level.
+* ``threshold_large`` is relative (gain >= ``threshold_large * |Q|``), the
+  paper's t_bin absolute: equal on mesh-like graphs, but the absolute 1e-2
+  ended the first level of power-law graphs (Q about 0.1) after two sweeps,
+  16% below igraph at 10.4M edges (H100 run of 2026-11-22).
 * The level loop stops on the smaller ``threshold`` (the paper does not say
   which one it uses between levels).
 
@@ -580,11 +584,14 @@ def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution, axis=None):
 
 def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None):
     """Algorithm 1 on one level's graph from communities ``comm`` [N] (N in padding), at most
-    ``opts.max_iters`` iterations (``max_iters``: the static length of the ``moves`` record).
+    ``opts.max_iters`` iterations (``max_iters``: the static length of the ``moves`` record);
+    another iteration while one raises Q by at least ``t_abs + t_rel * |Q|`` for
+    ``threshold = (t_abs, t_rel)``.
 
     Returns (comm, q, iterations, moves, hit_max_iters).
     """
     n_cap, e_cap = comm.shape[0], bk.s.shape[0]
+    t_abs, t_rel = threshold
     k = bk.k
     two_m = jnp.sum(k)
     inv2m = jnp.where(two_m > 0, 1 / jnp.where(two_m > 0, two_m, 1), 0)
@@ -616,7 +623,7 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
         return OptState(comm=jnp.where(better, comm, st.comm), tot=jnp.where(better, tot, st.tot),
                         size=jnp.where(better, size, st.size), q=jnp.where(better, q, st.q),
                         it=st.it + 1, moves=st.moves.at[st.it].set(moved),
-                        go=(moved > 0) & (q - st.q >= threshold))
+                        go=(moved > 0) & (q - st.q >= t_abs + t_rel * jnp.abs(q)))
 
     q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis)
     st = OptState(comm, tot, size, q0, jnp.int32(0), jnp.zeros(max_iters, jnp.int32), inv2m > 0)
@@ -687,8 +694,9 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
     comm0 = jnp.where(real0, ids, n_cap)
     k0 = degrees(gr0.src, gr0.dst, gr0.w, n_cap)
 
-    def threshold_of(n):
-        return jnp.where(n > opts.large_graph, opts.threshold_large, opts.threshold)
+    def threshold_of(n):      # (absolute, relative) gain an iteration needs for another one
+        large = n > opts.large_graph
+        return jnp.where(large, 0, opts.threshold), jnp.where(large, opts.threshold_large, 0)
 
     def body(st: LouvainState) -> LouvainState:
         gr = st.graph
