@@ -5,7 +5,9 @@ A peer started with :class:`Forked` runs on its own core while the parent
 goes on (e.g. timing jaxmatch on the GPU); :meth:`Forked.result` waits for it
 at most until ``limit`` seconds after its start, then stops it. ``fn`` times
 itself and returns (seconds, value), so untimed set-up (building a peer's own
-graph) can stay out of the clock.
+graph) can stay out of the clock; a ``fn`` that calls :func:`clock_started` when its clock
+starts lets a stopped peer report how long it had run (``Forked.ran_for``, a lower bound
+on its time).
 """
 from __future__ import annotations
 
@@ -28,7 +30,18 @@ def timed(fn, repeats):
     return statistics.median(times), times, out
 
 
-def _child(conn, fn):
+_MARK = None   # in a Forked child: shared double set by clock_started()
+
+
+def clock_started():
+    """Called by a Forked job when its timed part starts (no-op outside a Forked child)."""
+    if _MARK is not None:
+        _MARK.value = time.perf_counter()
+
+
+def _child(conn, fn, mark):
+    global _MARK
+    _MARK = mark
     try:
         conn.send(fn())
     except Exception as e:  # the parent reports it
@@ -43,13 +56,17 @@ class Forked:
         import multiprocessing as mp
         ctx = mp.get_context("fork")
         self.here, there = ctx.Pipe(duplex=False)
-        self.proc = ctx.Process(target=_child, args=(there, fn), daemon=True)
+        self.mark = ctx.Value("d", 0.0, lock=False)
+        self.ran_for = None   # seconds of timed work when stopped (see clock_started)
+        self.proc = ctx.Process(target=_child, args=(there, fn, self.mark), daemon=True)
         self.start = time.perf_counter()
         self.proc.start()
 
     def result(self, limit):
         left = max(0.0, limit - (time.perf_counter() - self.start))
         out = self.here.recv() if self.here.poll(left) else None
+        if out is None and self.mark.value > 0:
+            self.ran_for = time.perf_counter() - self.mark.value
         self.proc.kill()
         self.proc.join()
         if isinstance(out, tuple) and out and out[0] == "error":
