@@ -295,9 +295,17 @@ def test_jit_and_stats():
     np.testing.assert_array_equal(out.row_mate[:3], eager.row_mate)
 
 
-def test_vmap_batch_equals_single_runs():
-    """Both branches of the direction and graft switches run under vmap (lax.cond becomes a select)."""
-    check_vmap_equals_single_runs(16, method="graft")
+@pytest.mark.parametrize("levels", [None, 0.3])
+def test_vmap_batch_equals_single_runs(levels, monkeypatch):
+    """Both branches of the direction and graft switches run under vmap (lax.cond becomes a select);
+    so does ``method="auto"`` with a level budget (0.3 * sqrt(n): 1-2 levels) that hands some
+    graphs of the batch to G-PR."""
+    if levels is None:
+        check_vmap_equals_single_runs(16, method="graft")
+    else:
+        import jaxmatch.bipartite as bip
+        monkeypatch.setattr(bip, "AUTO_LEVELS", levels)
+        check_vmap_equals_single_runs(16, method="auto")
 
 
 def test_degenerate_inputs():

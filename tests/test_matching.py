@@ -97,19 +97,31 @@ def test_lanes_smaller_than_the_active_edges():
     check(g, res, scipy_size(r, c, 60, 60))
 
 
-def test_auto_picks_pr_on_sparse_meshes_and_graft_otherwise():
-    from jaxmatch.bipartite import choose_method
-    n = 40  # a path-like grid: 2 edges per vertex
-    grid = BipartiteGraph.from_edges(np.r_[np.arange(n), np.arange(n - 1)], np.r_[np.arange(n), np.arange(1, n)], n, n)
+def test_auto_runs_graft_then_push_relabel_past_its_level_budget(monkeypatch):
+    import jaxmatch.bipartite as bip
+    side = 24  # a grid (mesh): from the empty matching graft needs dozens of BFS levels
+    ids = np.arange(side * side).reshape(side, side)
+    u = np.r_[ids[:, :-1].ravel(), ids[:-1, :].ravel()]   # the symmetric 4-neighbour grid
+    v = np.r_[ids[:, 1:].ravel(), ids[1:, :].ravel()]
+    u, v = np.r_[u, v], np.r_[v, u]
+    grid = BipartiteGraph.from_edges(u, v, side * side, side * side)
     rng = np.random.default_rng(3)
     r, c = rng.integers(0, 30, 400), rng.integers(0, 30, 400)
     dense = BipartiteGraph.from_edges(r, c, 30, 30)
-    assert choose_method(grid) == "pr" and choose_method(dense) == "graft"
-    for g, size in ((grid, n), (dense, scipy_size(r, c, 30, 30))):
-        res = maximum_matching(g, method="auto")
-        check(g, res, size)
-        jitted = jax.jit(lambda g: maximum_matching(g, method="auto"))(g)  # from the capacities
-        assert int(jitted.cardinality) == size
+    size = scipy_size(u, v, side * side, side * side)
+    for budget, switched in ((bip.AUTO_LEVELS, False), (0.05, True)):  # sqrt(576) * 0.05: 2 levels
+        monkeypatch.setattr(bip, "AUTO_LEVELS", budget)
+        for g, n in ((grid, size), (dense, scipy_size(r, c, 30, 30))):
+            res = maximum_matching(g, method="auto", init=None)
+            check(g, res, n)
+            graft = maximum_matching(g, method="graft", init=None)
+            if not switched or g is grid:   # default budget: graft alone; 2 levels: G-PR finishes the grid
+                assert (int(res.stats["pr_iterations"]) > 0) == switched
+            if int(res.stats["pr_iterations"]) == 0:  # graft alone: its answer, bit for bit
+                assert np.array_equal(res.row_mate, graft.row_mate)
+            jitted = jax.jit(lambda g: maximum_matching(g, method="auto", init=None))(g)
+            assert int(jitted.cardinality) == n and int(jitted.status) == 0
+            assert int(jitted.stats["pr_iterations"]) == int(res.stats["pr_iterations"])
 
 
 @pytest.mark.parametrize("kw, match", [

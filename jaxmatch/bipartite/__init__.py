@@ -15,10 +15,10 @@ from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
 from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_positive, check_type, next_pow2
 
-__all__ = ["MatchingResult", "maximum_matching", "initial_matching", "choose_method"]
+__all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
 METHODS = ("pr", "flow") + _ap.METHODS + ("graft", "auto")
-AUTO_DEGREE = 5.0  # below this many edges per vertex of the larger side, "auto" picks "pr"
+AUTO_LEVELS = 4.0  # "auto": graft's BFS levels before G-PR takes over, per sqrt(vertices of the larger side)
 INITS = (None,) + _init.METHODS
 
 
@@ -109,7 +109,16 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     tree grafting between phases; ``graft=False`` rebuilds the forest every
     phase, ``direction_optimizing=False`` always grows top-down; ``max_iters``
     bounds the phases as for APFB, see :mod:`jaxmatch.bipartite.graft`.
-    ``"auto"`` picks one of these by :func:`choose_method`.
+    ``"auto"`` runs MS-BFS-Graft until its BFS levels reach ``AUTO_LEVELS *
+    sqrt(max(n_rows, n_cols))``, then, if it has not finished, G-PR from its
+    matching (``stats``: graft's counters, and G-PR's prefixed ``pr_``; zero
+    when G-PR did not run); ``max_iters`` bounds both loops as for each.
+    Why: on the H100 (experiments/RESULTS.md) graft was the fastest method or
+    within 1.23x of it on every graph of 2^20-2^22 vertices except the
+    road-like grid in its original order, where its phases need 36,271 BFS
+    levels (2.4x slower than G-PR); in random order the same grid took 2,531
+    levels, Delaunay and geometric graphs under 1,100, Kronecker and
+    power-law graphs under 150 (sqrt(2^20) = 1,024).
     ``init`` picks the initial matching ("cheap", "karp_sipser" or None for
     empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
@@ -142,23 +151,43 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     check_positive(alpha, "alpha", float)
     if not np.isfinite(alpha):
         raise GraphInputError(f"alpha must be finite, got {alpha!r}")
-    if method == "auto":
-        method = choose_method(g)
     if method == "flow":
         return _by_flow(g, max_iters)
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
+    graft_opts = dict(k=0.0, lanes=0, slots=None, bfs=None,
+                      graft=bool(graft), direction_optimizing=bool(direction_optimizing), alpha=float(alpha))
+    if method == "auto":
+        out = _solve(g, row_mate, col_mate, method="graft", max_iters=max_iters, **graft_opts,
+                     max_levels=_auto_levels(g))
+        pr = _push_relabel(g, out[0], out[1], max_iters, k, lanes, skip=out[2] == 0)
+        stats = dict(out[3], **{f"pr_{key}": v for key, v in pr[3].items()})
+        return _finish(g, pr[0], pr[1], jnp.where(out[2] == 0, out[2], pr[2]), dict(stats, init_rounds=rounds))
     if method == "pr":
-        if max_iters is None:
-            max_iters = 16 * (g.row_cap + g.col_cap) + 1024
-        slots = None if is_traced(row_mate) else active_slots(g, col_mate)
-        opts = dict(k=float(k), lanes=lanes, slots=slots, bfs=None)
-    elif method == "graft":
-        opts = dict(k=0.0, lanes=0, slots=None, bfs=None,
-                    graft=bool(graft), direction_optimizing=bool(direction_optimizing), alpha=float(alpha))
+        out = _push_relabel(g, row_mate, col_mate, max_iters, k, lanes)
     else:  # options that do not apply are fixed, so they cause no recompilation
-        opts = dict(k=0.0, lanes=0, slots=None, bfs=bfs)
-    out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, **opts)
+        opts = graft_opts if method == "graft" else dict(k=0.0, lanes=0, slots=None, bfs=bfs)
+        out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, **opts)
     return _finish(g, *out[:3], dict(out[3], init_rounds=rounds))
+
+
+def _auto_levels(g):
+    """graft's level budget under ``method="auto"``: AUTO_LEVELS * sqrt of the larger side."""
+    n = jnp.maximum(g.n_rows, g.n_cols) if is_traced(g.n_rows) else max(int(g.n_rows), int(g.n_cols))
+    return jnp.int32(jnp.ceil(AUTO_LEVELS * jnp.sqrt(jnp.float32(n))))
+
+
+def _push_relabel(g, row_mate, col_mate, max_iters, k, lanes, skip=None):
+    """G-PR from a matching; eagerly with an active list sized to its free columns. ``skip``
+    (``method="auto"``: graft already finished): eagerly G-PR does not run (zero counters);
+    under tracing it runs (its first global relabel finds no free column to work on)."""
+    if max_iters is None:
+        max_iters = 16 * (g.row_cap + g.col_cap) + 1024
+    opts = dict(method="pr", max_iters=max_iters, k=float(k), lanes=lanes, bfs=None)
+    if skip is not None and not is_traced(skip) and bool(skip):
+        zero = jnp.int32(0)
+        return row_mate, col_mate, zero, dict(iterations=zero, global_relabels=zero, pushes=zero, bfs_levels=zero)
+    slots = None if is_traced(row_mate) else active_slots(g, col_mate)
+    return _solve(g, row_mate, col_mate, slots=slots, **opts)
 
 
 def _by_flow(g, max_iters) -> MatchingResult:
@@ -169,29 +198,6 @@ def _by_flow(g, max_iters) -> MatchingResult:
     res = max_flow(net, source, sink, max_iters=max_iters)
     row_mate, col_mate = matching_from_flow(g, res.flow)
     return _finish(g, row_mate, col_mate, res.status, dict(res.stats))
-
-
-def choose_method(g: BipartiteGraph) -> str:
-    """The method ``method="auto"`` runs: "pr" on sparse mesh-like graphs, "graft" otherwise.
-
-    The statistic is the edges per vertex of the larger side, |E| / max(rows,
-    cols) (under tracing, from the capacities). On the H100 benchmark of
-    ``experiments/RESULTS.md`` (2^20 vertices per side), MS-BFS-Graft was the
-    fastest or within 1.15x of the fastest on Kronecker, hard RMAT, power-law,
-    Delaunay (6 edges per vertex) and random geometric graphs, while on the
-    road-like grid (3.6 edges per vertex: long augmenting paths, hundreds of
-    BFS levels per phase) G-PR was 2.4x faster than it; the threshold 5 lies
-    between the two.
-
-    >>> choose_method(BipartiteGraph.from_edges([0, 1, 2], [0, 1, 2]))
-    'pr'
-    """
-    _check_graph(g)
-    if is_traced(g.n_edges):
-        degree = g.edge_cap / max(g.row_cap, g.col_cap, 1)
-    else:
-        degree = int(g.n_edges) / max(int(g.n_rows), int(g.n_cols), 1)
-    return "pr" if degree < AUTO_DEGREE else "graft"
 
 
 def active_slots(g, col_mate) -> int:
@@ -211,10 +217,10 @@ def _start(g, *, init, init_rounds):
 @partial(jax.jit, static_argnames=("method", "max_iters", "k", "lanes", "slots", "bfs", "graft",
                                    "direction_optimizing", "alpha"))
 def _solve(g, row_mate, col_mate, *, method, max_iters, k, lanes, slots, bfs,
-           graft=None, direction_optimizing=None, alpha=None):
+           graft=None, direction_optimizing=None, alpha=None, max_levels=None):
     if method == "graft":
         return _graft.ms_bfs_graft(g, row_mate, col_mate, graft=graft, direction_optimizing=direction_optimizing,
-                                   alpha=alpha, max_iters=max_iters)
+                                   alpha=alpha, max_iters=max_iters, max_levels=max_levels)
     if method in _ap.METHODS:
         return _ap.augmenting_paths(g, row_mate, col_mate, method=method, bfs=bfs, max_iters=max_iters)
     return _pr.push_relabel(g, row_mate, col_mate, max_iters=max_iters, k=k, lanes=lanes, slots=slots)

@@ -292,12 +292,13 @@ def stats_of(s: GraftState) -> dict:
 
 
 def ms_bfs_graft(g, row_mate, col_mate, *, graft: bool = True, direction_optimizing: bool = True,
-                 alpha: float = DEFAULT_ALPHA, max_iters: int | None = None):
+                 alpha: float = DEFAULT_ALPHA, max_iters: int | None = None, max_levels=None):
     """Run MS-BFS-Graft from a matching; returns (row_mate, col_mate, status, stats dict).
 
     ``max_iters`` bounds the phases (default ``min(row_cap, col_cap) + 1``,
-    never hit); status is MAX_ITERS when the last phase run still augmented
-    (or a level loop hit its bound). Stats: phases, bfs_levels,
+    never hit); ``max_levels`` (may be traced; default none) stops it after
+    the phase in which the BFS levels reach that many. Status is MAX_ITERS
+    when the last phase run still augmented (or a level loop hit its bound). Stats: phases, bfs_levels,
     edges_traversed, augmentations, grafts (phases that grafted rather than
     rebuilt), bottom_up_levels, and edges_top_down / edges_bottom_up /
     edges_graft (edges scanned per kind of step; int32, saturating).
@@ -312,7 +313,8 @@ def ms_bfs_graft(g, row_mate, col_mate, *, graft: bool = True, direction_optimiz
     max_iters = default_phases(g) if max_iters is None else max_iters  # may be traced
     alpha = float(alpha)
     s = initial_state(g, row_mate, col_mate)
-    s = lax.while_loop(lambda s: s.found & (s.phase < max_iters),
+    more = (lambda s: True) if max_levels is None else (lambda s: s.levels < max_levels)
+    s = lax.while_loop(lambda s: s.found & (s.phase < max_iters) & more(s),
                        lambda s: phase(g, s, alpha=alpha, graft=graft, direction_optimizing=direction_optimizing),
                        s)
     status = jnp.where(s.found | s.capped, MAX_ITERS, CONVERGED).astype(jnp.int32)
