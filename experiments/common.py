@@ -64,7 +64,20 @@ class Forked:
 
     def result(self, limit):
         left = max(0.0, limit - (time.perf_counter() - self.start))
-        out = self.here.recv() if self.here.poll(left) else None
+        return self._finish(self.here.recv() if self.here.poll(left) else None)
+
+    def result_after(self, more, setup=300.0):
+        """Like :meth:`result`, but the peer may time ``more`` seconds of work from now or from its
+        :func:`clock_started` call, whichever is later (waiting at most ``setup`` seconds from
+        its start for that call): a peer whose untimed set-up is still running gets its full time."""
+        called = time.perf_counter()
+        while not self.here.poll(0.2):
+            now, mark = time.perf_counter(), self.mark.value
+            if (mark > 0 and now >= max(called, mark) + more) or (mark == 0 and now >= self.start + setup):
+                return self._finish(None)
+        return self._finish(self.here.recv())
+
+    def _finish(self, out):
         if out is None and self.mark.value > 0:
             self.ran_for = time.perf_counter() - self.mark.value
         self.proc.kill()
