@@ -669,6 +669,26 @@ def test_threshold_large_is_relative():
         assert int(res.stats["iterations"][0]) == sweeps(t, True), t
 
 
+def test_large_graph_counts_vertices_that_can_move():
+    """``large_graph`` compares with the vertices that have a non-loop entry: isolated ones
+    (a third of an RMAT graph's) do not make a level large."""
+    d = jaxmatch.read(DATA + "dolphins.gml")
+    src, dst = np.asarray(d.adj.src), np.asarray(d.adj.indices)
+    keep = (src < dst) & (dst < d.vertex_cap)
+    n = int(d.n)
+    g = Graph.from_edges(src[keep], dst[keep], n=n + 100).with_capacity(**MEDIUM)
+    one = dict(max_levels=1, refine=False, threshold_large=0.05)
+    small = louvain(g, large_graph=10**6, **one)
+    check_result(g, small)
+    for lg in (n, n + 99):             # g.n > large_graph, but only n vertices can move
+        res = louvain(g, large_graph=lg, **one)
+        assert int(res.stats["iterations"][0]) == int(small.stats["iterations"][0])
+        assert np.array_equal(np.asarray(res.labels), np.asarray(small.labels))
+    large = louvain(g, large_graph=n - 1, **one)
+    check_result(g, large)
+    assert int(large.stats["iterations"][0]) < int(small.stats["iterations"][0])
+
+
 def test_max_iters_and_max_levels_status():
     g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
     short = louvain(g, max_iters=1)

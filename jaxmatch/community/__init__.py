@@ -92,8 +92,9 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     from it (multilevel refinement; not in the paper, it closes the gap to
     the sequential method on power-law graphs). ``threshold`` is
     the modularity gain an iteration needs for another one (and a level for
-    another level); while the level's graph has more than ``large_graph``
-    vertices, an iteration needs a gain of ``threshold_large * |Q|`` instead
+    another level); while more than ``large_graph`` vertices of the level's
+    graph have an edge to another vertex (isolated ones never move), an
+    iteration needs a gain of ``threshold_large * |Q|`` instead
     (the paper's t_bin and t_final; relative here, see below).
     ``resolution`` scales the null model, as in networkx and igraph.
     ``max_levels`` (default 32) bounds the levels, ``max_iters`` (default
