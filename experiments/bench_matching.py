@@ -162,18 +162,18 @@ def main():
             opts = method_options(method)
             res = jax.block_until_ready(maximum_matching(g, **opts))
             compile_s = time.perf_counter() - t
-            if compile_s > args.untimed_after:   # too slow to time here: one run (with compilation) only
-                certify.check_matching(a, res.row_mate, res.col_mate)
-                sizes[method] = int(res.cardinality)
-                rec[method] = dict(time_s=None, first_call_s=compile_s, untimed=True)
-                print(f"note: {name} {method}: first call {compile_s:.1f} s > --untimed-after, not timed", flush=True)
-                continue
-            med, _, res = timed(lambda: jax.block_until_ready(maximum_matching(g, **opts)), args.repeats)
+            untimed = compile_s > args.untimed_after   # too slow to time here: one run (with compilation) only
+            if not untimed:
+                med, _, res = timed(lambda: jax.block_until_ready(maximum_matching(g, **opts)), args.repeats)
             if not sizes:   # the first method's answer: proved maximum on its own
                 certify.check_maximum_matching(a, res.row_mate, res.col_mate)
             else:           # the others: valid, and (assert below) of the same, maximum, size
                 certify.check_matching(a, res.row_mate, res.col_mate)
             sizes[method] = int(res.cardinality)
+            if untimed:
+                rec[method] = dict(time_s=None, first_call_s=compile_s, untimed=True)
+                print(f"note: {name} {method}: first call {compile_s:.1f} s > --untimed-after, not timed", flush=True)
+                continue
             st = {k: int(v) for k, v in res.stats.items()}
             steps = st.get("iterations", st.get("phases", 1))
             peak = device_bytes(g, method)
