@@ -207,6 +207,7 @@ class Buckets(NamedTuple):
     of: jax.Array      # [N] bucket of each vertex (-1: no stored entry, or padding)
     k: jax.Array       # [N] weighted degrees (a loop counts twice)
     loops: jax.Array   # sum of the diagonal entries' contributions to sum_i e_{i -> C(i)}
+    movable: jax.Array  # vertices with a non-loop entry (the ones that can move)
 
 
 class Options(NamedTuple):
@@ -446,7 +447,8 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
     loops = 2 * jnp.sum(jnp.where(loop & (src < n_cap), w, 0))
     return Buckets(_pad(s, e_cap, n_cap), _pad(d, e_cap, n_cap), _pad(ww, e_cap, 0),
                    _pad(d_rank, e_cap, -1), start.astype(jnp.int32), count.astype(jnp.int32),
-                   jnp.maximum(width, 0).astype(jnp.int32), of, k, loops)
+                   jnp.maximum(width, 0).astype(jnp.int32), of, k, loops,
+                   jnp.sum(row_len > 0, dtype=jnp.int32))
 
 
 def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
@@ -713,9 +715,8 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
         real = ids < gr.n
         start = jnp.where(st.refining, jnp.where(real0, st.orig, n_cap), jnp.where(real, ids, n_cap))
         bk = buckets_of(gr, n_cap, axis=axis)
-        # the vertices that can move (a non-loop entry): isolated ones cost nothing in a sweep
-        active = jnp.sum(jnp.zeros(n_cap, bool).at[bk.s].set(True, mode="drop"), dtype=jnp.int32)
-        comm, q, iters, moves, hit = optimise(bk, start, opts, threshold_of(active), max_iters, axis)
+        # large or not by the vertices that can move: isolated ones cost nothing in a sweep
+        comm, q, iters, moves, hit = optimise(bk, start, opts, threshold_of(bk.movable), max_iters, axis)
         to_coarse, n_coarse = coarse_ids(comm, real)
         # a coarsening level
         moved = ~st.refining & (n_coarse < gr.n)
