@@ -96,7 +96,8 @@ def main():
                    help="methods, each optionally with options: apfb:bfs=gpubfs graft:graft=False")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--peers", nargs="*", default=["scipy", "igraph"])
-    p.add_argument("--no-permuted", action="store_true")
+    p.add_argument("--orders", nargs="+", choices=["orig", "rcp"], default=["orig", "rcp"],
+                   help="original vertex order, random row and column permutation (RCP), or both")
     p.add_argument("--small", action="store_true", help="tiny sizes for a CPU smoke test")
     p.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1))
     p.add_argument("--peer-limit", type=float, default=30.0,
@@ -127,7 +128,7 @@ def main():
         print("note: igraph not importable, its column is skipped")
 
     jobs = [(c, s, perm) for s in args.scales for c in args.classes
-            for perm in ([False] if args.no_permuted else [False, True])]
+            for perm in [o == "rcp" for o in args.orders]]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=min(args.workers, len(jobs))) as pool:
         built = dict(pool.map(build, jobs))
