@@ -106,6 +106,8 @@ def main():
     p.add_argument("--untimed-after", type=float, default=float("inf"),
                    help="a method whose first call (compilation included) takes longer is run once, not timed")
     p.add_argument("--json", default="bench_matching.json")
+    p.add_argument("--no-memory", action="store_true",
+                   help="skip the peak-memory measurement (a second, jitted compile per method)")
     p.add_argument("--default-flags", action="store_true", help="do not set XLA command-buffer flags")
     args = p.parse_args()
     if not args.default_flags and "XLA_FLAGS" not in os.environ:
@@ -177,7 +179,7 @@ def main():
                 continue
             st = {k: int(v) for k, v in res.stats.items()}
             steps = st.get("iterations", st.get("phases", 1))
-            peak = device_bytes(g, method)
+            peak = None if args.no_memory else device_bytes(g, method)
             rec[method] = dict(time_s=med, first_call_s=compile_s, edges_per_s=a.nnz / med,
                                us_per_step=1e6 * med / max(1, steps), peak_device_bytes=peak,
                                bytes_per_edge=peak / a.nnz if peak else None, **st)
