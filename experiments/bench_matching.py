@@ -138,6 +138,10 @@ def main():
 
     device = jax.devices()[0]
     rows_out = []
+
+    def log(what):   # progress on stderr, seconds since the graphs began to build
+        print(f"  [{time.perf_counter() - t0:7.1f} s] {what}", file=sys.stderr, flush=True)
+
     for job in jobs:
         cls, scale, perm = job
         indptr, indices, shape = built[job]
@@ -147,6 +151,7 @@ def main():
         coo = a.tocoo()
         g = jaxmatch.BipartiteGraph.from_edges(coo.row, coo.col, shape[0], shape[1])
         del coo
+        log(f"{name}: on the device")
         # peers: one timed run each, in forked processes while jaxmatch runs; their sizes must agree
         peers, sizes = {}, {}
         if "scipy" in args.peers:
@@ -165,6 +170,7 @@ def main():
             opts = method_options(method)
             res = jax.block_until_ready(maximum_matching(g, **opts))
             compile_s = time.perf_counter() - t
+            log(f"{name} {method}: first call {compile_s:.1f} s")
             untimed = compile_s > args.untimed_after   # too slow to time here: one run (with compilation) only
             if not untimed:
                 med, _, res = timed(lambda: jax.block_until_ready(maximum_matching(g, **opts)), args.repeats)
@@ -173,6 +179,7 @@ def main():
             else:           # the others: valid, and (assert below) of the same, maximum, size
                 certify.check_matching(a, res.row_mate, res.col_mate)
             sizes[method] = int(res.cardinality)
+            log(f"{name} {method}: timed and checked")
             if untimed:
                 rec[method] = dict(time_s=None, first_call_s=compile_s, untimed=True)
                 print(f"note: {name} {method}: first call {compile_s:.1f} s > --untimed-after, not timed", flush=True)
@@ -183,6 +190,7 @@ def main():
             rec[method] = dict(time_s=med, first_call_s=compile_s, edges_per_s=a.nnz / med,
                                us_per_step=1e6 * med / max(1, steps), peak_device_bytes=peak,
                                bytes_per_edge=peak / a.nnz if peak else None, **st)
+        log(f"{name}: methods done")
         for peer, run in peers.items():  # a peer gets --peer-limit seconds more once jaxmatch is done
             rec[f"{peer}_s"], size = run.result_after(args.peer_limit) or (None, None)
             if run.ran_for is not None:   # stopped: its time is more than this
