@@ -346,6 +346,28 @@ def test_singleton_rule_and_conflicts_in_one_bucket():
     assert q[1] > q[0]
 
 
+def test_buckets_run_highest_degree_first(monkeypatch):
+    """A sweep runs the non-empty degree buckets from the highest degrees down (the paper: lowest
+    first). On power-law graphs of 3e6-1e7 edges the lowest-first order ended 3.5-5.5% below
+    igraph's modularity (CPU, seeds 0 and 1), highest-first within 1% or above it."""
+    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)     # buckets 0, 1 and 2
+    seen, plain = [], LV.move_bucket
+
+    def recorded(bk, comm, tot, size, b, *args):
+        jax.debug.callback(lambda b: seen.append(int(b)), b, ordered=True)
+        return plain(bk, comm, tot, size, b, *args)
+
+    monkeypatch.setattr(LV, "move_bucket", recorded)       # traced afresh: optimise is not jitted
+    bk = LV.buckets_of(LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n), g.vertex_cap)
+    opts, _ = jaxmatch.community._options(g)
+    ids = np.arange(g.vertex_cap, dtype=np.int32)
+    start = np.where(ids < int(g.n), ids, g.vertex_cap).astype(np.int32)
+    _, _, sweeps, _, _ = jax.block_until_ready(LV.optimise(bk, start, opts, (0.0, 0.0), 2))
+    busy = np.flatnonzero(np.asarray(bk.count) > 0).tolist()
+    assert len(busy) == 3 and int(sweeps) == 2
+    assert seen == busy[::-1] * 2
+
+
 @pytest.mark.parametrize("n_cap", [64, 50_000])
 def test_pair_groups_sort_paths_agree(n_cap, monkeypatch):
     """The packed-key and two-key groupings, key-only and key-value sorts, give the same groups."""
@@ -648,7 +670,7 @@ def test_threshold_large_is_relative():
     """Level 0 under ``large_graph=0`` sweeps while a sweep raises Q by >= threshold_large * |Q|.
 
     The Q after each sweep comes from runs cut at ``max_iters=k`` (the sweeps are deterministic,
-    so each run is a prefix of the next); at 0.02 the relative rule sweeps once more than an
+    so each run is a prefix of the next); at 0.015 the relative rule sweeps twice more than an
     absolute one would.
     """
     g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
@@ -662,7 +684,7 @@ def test_threshold_large_is_relative():
             k += 1
         return k
 
-    assert sweeps(0.02, True) != sweeps(0.02, False)
+    assert sweeps(0.015, True) != sweeps(0.015, False)
     for t in (0.01, 0.02, 0.05, 0.1):
         res = louvain(g, threshold_large=t, large_graph=0, **one)
         check_result(g, res)

@@ -82,10 +82,11 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 
     Maximises the modularity (Eq. (1), see :func:`modularity`) greedily: each
     level moves vertices between communities by degree buckets (Algorithms 1
-    and 2: all vertices of a bucket at once, e_{i->c} by sorting (vertex,
-    community) keys and segment sums, the gain of Eq. (2), ties to the lowest
-    community id, the singleton rule; plus two O(entries) filters that make
-    a bucket's simultaneous moves safe, see :mod:`jaxmatch.community.louvain`),
+    and 2: all vertices of a bucket at once, the buckets highest degrees
+    first, e_{i->c} by sorting (vertex, community) keys and segment sums,
+    the gain of Eq. (2), ties to the lowest community id, the singleton rule;
+    plus two O(entries) filters that make a bucket's simultaneous moves safe,
+    see :mod:`jaxmatch.community.louvain`),
     then contracts every community to a vertex (Algorithm 3), until
     modularity stops improving; with ``refine`` (default) the final partition
     is then improved by one more optimisation on the input graph that starts
