@@ -82,7 +82,7 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 
     Maximises the modularity (Eq. (1), see :func:`modularity`) greedily: each
     level moves vertices between communities by degree buckets (Algorithms 1
-    and 2: all vertices of a bucket at once, the buckets highest degrees
+    and 2: all vertices of a bucket at once, the buckets lowest degrees
     first, e_{i->c} by sorting (vertex, community) keys and segment sums,
     the gain of Eq. (2), ties to the lowest community id, the singleton rule;
     plus two O(entries) filters that make a bucket's simultaneous moves safe,

@@ -21,8 +21,8 @@ One level:
    the contiguous range ``start[b] .. start[b] + count[b]``.
 2. **Modularity optimisation** (Algorithm 1, :func:`optimise`). Every vertex
    starts alone (C[i] = i). One *iteration* (sweep) runs the non-empty
-   buckets in turn, highest degrees first (the paper runs them lowest first;
-   see below); inside a bucket all vertices choose a move at once
+   buckets in turn, lowest degrees first (as the paper; see "Bucket order"
+   below); inside a bucket all vertices choose a move at once
    (Algorithm 2) and move together; the community totals a_c and sizes are
    updated after each bucket (by the movers' degrees; recomputed exactly
    once per sweep), so later buckets see the moves of earlier ones. Iterations repeat while the
@@ -123,26 +123,35 @@ Where the array version differs from the CUDA code, and why:
   within 0.6% of igraph or above it, on 2^12-2^15 vertices and several seeds.
   It costs one more optimisation on the input graph, which starts near a
   local optimum (a few sweeps; one under ``threshold_large``).
-* Bucket order: a sweep runs the buckets from the highest degrees down,
-  the paper's Algorithm 1 from the lowest up. Lowest first, the low-degree
-  vertices (most of a power-law graph's) all pick, at once and among
-  singletons, the neighbour of least a_c, and each level settled in many
-  small communities: on power-law graphs (Chung-Lu, average degree 16) of
-  3.1M edges the first level ended at Q 0.082 (130,000 communities of
-  395,000 vertices; igraph's first level: 0.156, 60,000), and the result
-  3.5-5.5% below igraph (CPU, seeds 0 and 1: 0.1722 and 0.1746 against
-  igraph's 0.1821 and 0.1813, mean of 3 runs; 10.4M edges: 0.1712 against
-  igraph's 0.1763 of the H100 benchmark, 0.971). Highest first, the big vertices (the hubs, and on coarse
-  levels the big communities) choose first and the small ones follow them:
-  0.1826 and 0.1822 (1.003, 1.005), 10.4M edges 0.1746 (0.990). At about
-  1M edges both orders are at or above igraph: power-law 0.1895 -> 0.1874
-  (igraph 0.1864), RMAT seeds 0 and 1 0.0943, 0.0931 -> 0.0962, 0.0972
-  (igraph 0.0926, 0.0925; 2-core CPU time 32 s, 40 s -> 48 s, 35 s: seed
-  0's first level swept 61 times instead of 26, seed 1's 48 instead of 50),
-  Delaunay 0.9691 -> 0.9690 and random geometric 0.9788 -> 0.9787 (igraph
-  0.9680, 0.9784; times within 6%); a road grid has one bucket. On
-  power-law graphs of 2^14-2^16 vertices both are 0.3-2.5% above igraph.
-  ``HIGH_DEGREE_FIRST = False`` restores the paper's order.
+* Bucket order: a sweep runs the buckets from the lowest degrees up, as
+  the paper's Algorithm 1; ``HIGH_DEGREE_FIRST = True`` runs them from the
+  highest down (the hubs, and on coarse levels the big communities, choose
+  first and the small ones follow them). Neither order is within 1% of
+  igraph on both heavy-tailed classes. H100 benchmark
+  (``experiments/bench_louvain.py --sizes 1e7``, its generated graphs,
+  seed 0, ``threshold_large`` 1e-2; Q, and Q / igraph's Q), lowest ->
+  highest first: power-law (Chung-Lu, average degree 16, 1,315,789
+  vertices, 10.4M edges; igraph 0.1763) 0.1727 (0.979) -> 0.1769 (1.004);
+  RMAT (scale 19, 7.74M edges; igraph 0.0792) 0.0787 (0.994) -> 0.0741
+  (0.936); Delaunay, random geometric and road 1.000 either way (2-core CPU
+  runs of the same graphs give the same Q to 1e-4). The orders differ on
+  the coarse levels: on that RMAT graph (CPU) the first level ends at Q
+  0.031 either way (2-3 sweeps), the second at 0.0746 lowest first and
+  0.0709 highest first. Tried on CPU, same graphs: highest first on the
+  first level only (the paper's order after it and in the refinement) gave
+  RMAT 0.0786 (0.992) but power-law 0.1715 (0.973; so its gain, too, comes
+  from the coarse levels); alternating the order from sweep to sweep
+  (highest first on even sweeps) gave RMAT 0.0748 (0.944). On power-law
+  graphs of 3.1M edges (CPU, seeds 0 and 1) lowest first is 3.5-5.5%
+  below igraph (0.1722, 0.1746 against 0.1821, 0.1813), highest first
+  0.3-0.5% above. Highest first gains 2.5% on power-law graphs at 10.4M
+  edges and loses 6% on RMAT, so the paper's order stays the default
+  (power-law graphs of that size stay 2% below igraph). At about 1M edges both
+  orders are at or above igraph (lowest -> highest first: power-law 0.1895
+  -> 0.1874, igraph 0.1864; RMAT seeds 0 and 1 0.0943, 0.0931 -> 0.0962,
+  0.0972, igraph 0.0926, 0.0925; Delaunay 0.9691 -> 0.9690 and random
+  geometric 0.9788 -> 0.9787, igraph 0.9680, 0.9784); a road grid has one
+  bucket.
 * An iteration that still lowers the modularity (float rounding only, after
   the above) is undone and ends the level.
 * ``threshold_large`` is relative (gain >= ``threshold_large * |Q|``), the
@@ -204,9 +213,9 @@ FINE_CLASSES = 4
 # entry with the ones before it in its row (see move_bucket); wider ones by a sort
 SHIFT_MAX = 32
 SHIFT_UNROLL = 4
-# the order of the buckets in a sweep: highest degrees first (True) or the paper's lowest first
-# (see the module docstring, "Bucket order")
-HIGH_DEGREE_FIRST = True
+# the order of the buckets in a sweep: the paper's lowest degrees first (False) or highest first
+# (True; see the module docstring, "Bucket order")
+HIGH_DEGREE_FIRST = False
 # how pair_groups sorts: "auto" (by backend), "kv" (key-value sorts) or "key" (key-only / two-key)
 SORT_METHOD = "auto"
 
@@ -634,8 +643,8 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
     real = comm < n_cap
     tot = jax.ops.segment_sum(k, comm, n_cap)
     size = jax.ops.segment_sum(real.astype(jnp.int32), comm, n_cap)
-    # the non-empty buckets, highest degrees first (see the module docstring): the sweep loops
-    # over these only (under vmap: the most any graph of the batch has)
+    # the non-empty buckets, lowest (or, HIGH_DEGREE_FIRST, highest) degrees first (see the module
+    # docstring): the sweep loops over these only (under vmap: the most any graph of the batch has)
     empty = bk.count == 0
     if HIGH_DEGREE_FIRST:
         order = N_BUCKETS - 1 - jnp.argsort(empty[::-1], stable=True).astype(jnp.int32)
