@@ -179,7 +179,7 @@ def main():
             else:           # the others: valid, and (assert below) of the same, maximum, size
                 certify.check_matching(a, res.row_mate, res.col_mate)
             sizes[method] = int(res.cardinality)
-            log(f"{name} {method}: timed and checked")
+            log(f"{name} {method}: {'checked' if untimed else 'timed and checked'}")
             if untimed:
                 rec[method] = dict(time_s=None, first_call_s=compile_s, untimed=True)
                 print(f"note: {name} {method}: first call {compile_s:.1f} s > --untimed-after, not timed", flush=True)
