@@ -175,8 +175,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
 
 def _auto_levels(g):
     """graft's level budget under ``method="auto"``: AUTO_LEVELS * sqrt of the larger side."""
-    n = jnp.maximum(g.n_rows, g.n_cols) if is_traced(g.n_rows) else max(int(g.n_rows), int(g.n_cols))
-    return jnp.int32(jnp.ceil(AUTO_LEVELS * jnp.sqrt(jnp.float32(n))))
+    n = jnp.maximum(g.n_rows, g.n_cols)    # eager, traced or vmapped alike
+    return jnp.ceil(AUTO_LEVELS * jnp.sqrt(n.astype(jnp.float32))).astype(jnp.int32)
 
 
 def _push_relabel(g, row_mate, col_mate, max_iters, k, lanes, skip=None):
