@@ -213,7 +213,9 @@ def main(argv=None):
     ap.add_argument("--easy", type=str, default="5e6,10e6,15e6,20e6,25e6", help="easy-set sizes n")
     ap.add_argument("--hard", type=str, default="1e5,2e5,3e5,4e5,5e5", help="hard-set sizes n")
     ap.add_argument("--small", action="store_true", help="CPU smoke test: easy 3e3,1e4, hard 200,500")
-    ap.add_argument("--methods", type=str, default="mcvitie_wilson,gale_shapley")
+    ap.add_argument("--methods", type=str, default="mcvitie_wilson,mcvitie_wilson/xla,gale_shapley",
+                    help="methods; 'mcvitie_wilson/xla' and '/pallas' force the array version or the kernel, "
+                         "'/pallas-256-8-256-4' sets the kernel's block, window, steps, warps")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--unroll", type=int, default=None)
     ap.add_argument("--window", type=int, default=None)
@@ -253,6 +255,7 @@ def main(argv=None):
     from experiments.generators import stable_easy, stable_hard
     from jaxmatch.certify import check_stable
     from jaxmatch.stable import Preferences, as_instance, stable_marriage
+    from jaxmatch.kernels.stable_mw import Config
     from jaxmatch.stable import gale_shapley as gs
 
     if args.group is not None:  # read when tracing: set before the first solve
@@ -358,10 +361,14 @@ def main(argv=None):
 
         answers, certified = {}, None
         for method in methods:
-            if kind == "hard" and method == "gale_shapley" and n > args.gs_max_hard:
+            if kind == "hard" and method.startswith("gale_shapley") and n > args.gs_max_hard:
                 print(f"  {method}: skipped above --gs-max-hard", flush=True)
                 continue
-            call = lambda: jax.block_until_ready(stable_marriage(men, women, method=method, **opts))
+            name, _, impl = method.partition("/")
+            kern = {"": None, "xla": False}.get(impl, True)
+            if impl.startswith("pallas-"):   # pallas-BLOCK-WINDOW-STEPS-WARPS (a prefix of them)
+                kern = Config(*map(int, impl.split("-")[1:]))
+            call = lambda: jax.block_until_ready(stable_marriage(men, women, method=name, kernel=kern, **opts))
             t0 = time.perf_counter()
             res = call()
             first = time.perf_counter() - t0

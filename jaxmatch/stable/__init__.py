@@ -26,6 +26,7 @@ from jaxmatch._ops import is_traced, with_status_name
 from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_positive, next_pow2
 from jaxmatch.graph import _capacity as _cap
 from jaxmatch.graph import _static as _field_static
+from jaxmatch.kernels import stable_mw as _stable_mw
 from jaxmatch.stable import gale_shapley as _gs
 
 __all__ = ["Preferences", "StableMarriageResult", "stable_marriage", "stack_preferences",
@@ -399,7 +400,8 @@ class StableMarriageResult(NamedTuple):
 
 
 def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", max_iters: int | None = None,
-                    unroll: int = _gs.DEFAULT_UNROLL, window: int = _gs.DEFAULT_WINDOW) -> StableMarriageResult:
+                    unroll: int = _gs.DEFAULT_UNROLL, window: int = _gs.DEFAULT_WINDOW,
+                    kernel=None) -> StableMarriageResult:
     """Man-optimal stable matching of an SM or SMI instance.
 
     ``method``: ``"mcvitie_wilson"`` (a displaced man proposes again at once,
@@ -419,6 +421,14 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch from
     :func:`stack_preferences` (raw arrays are converted eagerly only).
 
+    ``kernel``: run McVitie-Wilson's proposals in the lock-free Pallas kernel
+    of :mod:`jaxmatch.kernels.stable_mw` (many proposals per slot per launch,
+    no barrier between blocks; the same answer and proposal count, while
+    ``rounds`` and ``waves`` then depend on the GPU's timing). ``None``: on
+    the GPU, for McVitie-Wilson. Elsewhere the kernel runs in Pallas's
+    interpret mode, which is for tests only. A
+    :class:`jaxmatch.kernels.stable_mw.Config` sets the kernel's knobs.
+
     >>> men = [[0, 1], [0, 1]]
     >>> women = [[1, 0], [0, 1]]
     >>> res = stable_marriage(men, women)
@@ -436,13 +446,21 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
             raise GraphInputError("a shared men's list with non-shared women's lists must be unshared "
                                   "outside jit (Preferences.unshared)")
         men = men.unshared()
-    steps = 1 if method == "gale_shapley" else unroll
+    if kernel is None:
+        kernel = method == "mcvitie_wilson" and jax.default_backend() == "gpu"
+    if kernel is True:
+        kernel = _stable_mw.Config()
+    elif kernel is not False and not isinstance(kernel, _stable_mw.Config):
+        raise GraphInputError(f"kernel must be None, a bool or a stable_mw.Config, got {kernel!r}")
+    if kernel and method != "mcvitie_wilson":
+        raise GraphInputError("the kernel runs McVitie-Wilson only; use method='mcvitie_wilson'")
+    steps = 1 if method == "gale_shapley" or kernel else unroll
     if max_iters is None:
         total = men.n_cap * men.e_cap if men.shared else men.e_cap
         max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap)) + _gs.short_steps(men.n_cap),
                         INT32_MAX - 1)
     wife, husband, status, pos, stats = _solve(men, women, method=method, max_iters=int(max_iters),
-                                               unroll=int(unroll), window=int(window))
+                                               unroll=int(unroll), window=int(window), kernel=kernel or None)
     if is_traced(men.n) or is_traced(wife):
         dt = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
         return StableMarriageResult(wife, husband, status, dict(stats, proposals=jnp.sum(pos, dtype=dt)))
@@ -451,6 +469,7 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     return StableMarriageResult(wife[:n_men], husband[:n_women], status, dict(stats, proposals=proposals))
 
 
-@partial(jax.jit, static_argnames=("method", "max_iters", "unroll", "window"))
-def _solve(men, women, *, method, max_iters, unroll, window):
-    return _gs.solve(men, women, method=method, max_iters=max_iters, unroll=unroll, window=window)
+@partial(jax.jit, static_argnames=("method", "max_iters", "unroll", "window", "kernel"))
+def _solve(men, women, *, method, max_iters, unroll, window, kernel):
+    return _gs.solve(men, women, method=method, max_iters=max_iters, unroll=unroll, window=window,
+                     kernel=kernel, interpret=kernel is not None and jax.default_backend() != "gpu")

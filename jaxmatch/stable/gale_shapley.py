@@ -85,6 +85,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, take
+from jaxmatch.kernels import stable_mw
 
 METHODS = ("mcvitie_wilson", "gale_shapley")
 DEFAULT_UNROLL = 16
@@ -305,6 +306,16 @@ def _run(t, men, women, window, block, waves, width, s: SMState) -> SMState:
                       pos=pos, hold=hold, it=s.it + 1, rounds=s.rounds + 1, waves=s.waves + waves)
 
 
+def _run_kernel(t, men, women, cfg, interpret, width, s: SMState) -> SMState:
+    """One launch of the lock-free kernel on the first ``width`` slots."""
+    sm, sp, hold, pos, waves = stable_mw.mw_steps(t, men, women, s.slot_man[:width], s.slot_pos[:width],
+                                                  s.hold, s.pos, cfg=cfg, interpret=interpret)
+    n_busy = jnp.sum(sm < men.n_cap, dtype=jnp.int32)
+    return s._replace(slot_man=lax.dynamic_update_slice(s.slot_man, sm, (0,)),
+                      slot_pos=lax.dynamic_update_slice(s.slot_pos, sp, (0,)), n_busy=n_busy, prev=s.n_busy,
+                      pos=pos, hold=hold, it=s.it + 1, rounds=s.rounds + 1, waves=s.waves + waves)
+
+
 def short_steps(cap: int) -> int:
     """A bound on the one-wave steps of McVitie-Wilson for ``cap`` men.
 
@@ -331,8 +342,13 @@ def _compact(m_cap, table, width, s: SMState) -> SMState:
 
 
 def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNROLL,
-          window: int = DEFAULT_WINDOW, block: int = DEFAULT_BLOCK):
+          window: int = DEFAULT_WINDOW, block: int = DEFAULT_BLOCK, kernel=None,
+          interpret: bool = False):
     """Run the chosen method; returns (wife, husband, status, considered, stats dict).
+
+    ``kernel``: a :class:`jaxmatch.kernels.stable_mw.Config` to run
+    McVitie-Wilson's proposals in that kernel (``interpret``: in Pallas's
+    interpret mode), or None for the array version.
 
     ``wife``/``husband`` have the capacities' lengths (-1 for single and in
     padding); ``considered[m]`` is the number of entries man m considered,
@@ -354,6 +370,10 @@ def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNRO
     runs = [partial(_run, t, men, women, window, block, waves, wd) for wd in ws]
     packs = [partial(_compact, m_cap, table, wd) for wd in ws]
     shorts = [partial(_run, t, men, women, window, block, 1, wd) for wd in ws[:-1]] if waves > 1 else []
+    if kernel:  # McVitie-Wilson in the lock-free kernel, on every width that splits into its blocks
+        runs = [partial(_run_kernel, t, men, women, kernel, interpret, wd) if stable_mw.usable(wd, kernel) else r
+                for wd, r in zip(ws, runs)]
+        shorts = []
 
     def body(s: SMState) -> SMState:
         k = s.cur
