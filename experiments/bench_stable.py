@@ -215,12 +215,15 @@ def main(argv=None):
     ap.add_argument("--small", action="store_true", help="CPU smoke test: easy 3e3,1e4, hard 200,500")
     ap.add_argument("--methods", type=str, default="mcvitie_wilson,mcvitie_wilson/xla,gale_shapley",
                     help="methods; 'mcvitie_wilson/xla' and '/pallas' force the array version or the kernel, "
-                         "'/pallas-256-8-256-4' sets the kernel's block, window, steps, warps")
+                         "'/pallas-128-1-256-4-16' sets the kernel's block, window, steps, warps, short steps")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--unroll", type=int, default=None)
     ap.add_argument("--window", type=int, default=None)
     ap.add_argument("--peer-max-hard", type=float, default=2e5,
                     help="largest hard n for the sequential peer (it does n^2/2 steps)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time the parts of one kernel solve: rank lookup, solve given it, no proposals")
+    ap.add_argument("--peer-max-easy", type=float, default=1e12, help="largest easy n for the compiled peer")
     ap.add_argument("--gs-max-hard", type=float, default=1e12,
                     help="largest hard n for method gale_shapley (one loop step per wave)")
     ap.add_argument("--matching-hard", type=str, default="500,1000",
@@ -266,7 +269,7 @@ def main(argv=None):
     bw = _bandwidth(jax, jnp)
     print(f"device copy bandwidth (read + write): {bw / 1e9:.0f} GB/s", flush=True)
     peer_name, p_ranks, p_gs, p_gs_shared, compiled = make_peer()
-    py_limit_easy, py_limit_hard = (10 ** 12, args.peer_max_hard) if compiled else (2e5, 2000)
+    py_limit_easy, py_limit_hard = (args.peer_max_easy, args.peer_max_hard) if compiled else (2e5, 2000)
     opts = {}
     if args.unroll:
         opts["unroll"] = args.unroll
@@ -359,6 +362,27 @@ def main(argv=None):
             jax.block_until_ready(f(men, women))
             rank_t, _, _ = timed(lambda: jax.block_until_ready(f(men, women)), args.reps)
 
+        if args.breakdown and not men.shared:   # where the time of one McVitie-Wilson solve goes
+            tables = jax.jit(gs.rank_tables)(men, women)
+            cfg = Config()
+            mi = 10 ** 9
+            interp = jax.default_backend() != "gpu"
+
+            def part(max_iters, c):
+                f = jax.jit(lambda m, w, t: gs.solve(m, w, method="mcvitie_wilson", max_iters=max_iters,
+                                                     kernel=c, interpret=interp, tables=t))
+                return lambda: f(men, women, tables)
+            parts = dict(solve_given_tables=part(10 ** 9, cfg),
+                         no_proposals=part(2, cfg._replace(steps=0, short_steps=0)),
+                         one_launch=part(1, cfg._replace(short_steps=cfg.steps)),
+                         public_call=lambda: stable_marriage(men, women, method="mcvitie_wilson", kernel=cfg))
+            for name, f in parts.items():
+                jax.block_until_ready(f())
+                med, _, _ = timed(lambda: jax.block_until_ready(f()), args.reps)
+                print(f"  breakdown {name}: {med * 1e3:.1f} ms", flush=True)
+                records.append(dict(set=kind, n=n, breakdown=name, time_s=med))
+            del tables
+
         answers, certified = {}, None
         for method in methods:
             if kind == "hard" and method.startswith("gale_shapley") and n > args.gs_max_hard:
@@ -366,7 +390,7 @@ def main(argv=None):
                 continue
             name, _, impl = method.partition("/")
             kern = {"": None, "xla": False}.get(impl, True)
-            if impl.startswith("pallas-"):   # pallas-BLOCK-WINDOW-STEPS-WARPS (a prefix of them)
+            if impl.startswith("pallas-"):   # pallas-BLOCK-WINDOW-STEPS-WARPS-SHORT (a prefix of them)
                 kern = Config(*map(int, impl.split("-")[1:]))
             call = lambda: jax.block_until_ready(stable_marriage(men, women, method=name, kernel=kern, **opts))
             t0 = time.perf_counter()

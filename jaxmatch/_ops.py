@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 # solver status codes, shared by every result type
 CONVERGED = 0
@@ -87,3 +88,23 @@ def expand(offsets: jax.Array, starts: jax.Array, first: jax.Array, lanes: int):
     valid = p < offsets[-1]
     entry = starts[slot] + p - offsets[slot]
     return slot, entry, valid
+
+
+WORD = 1 << 16
+
+
+def sum_words(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """An exact sum of non-negative int32 values without 64-bit ints on the device.
+
+    Returns per-chunk sums of the low and the high 16 bits (uint32 each, no
+    overflow: chunks of 2^16 values), a few words per 2^16 values, so the
+    host adds them in 64 bits (:func:`words_total`) instead of fetching x.
+    """
+    v = jnp.pad(x.astype(jnp.uint32), (0, -x.shape[0] % WORD)).reshape(-1, WORD)
+    return jnp.sum(v & (WORD - 1), axis=1, dtype=jnp.uint32), jnp.sum(v >> 16, axis=1, dtype=jnp.uint32)
+
+
+def words_total(words) -> int:
+    """The host's total of :func:`sum_words`."""
+    lo, hi = (np.asarray(w).astype(np.int64).sum() for w in words)
+    return int(lo) + (int(hi) << 16)

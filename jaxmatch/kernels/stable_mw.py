@@ -51,9 +51,10 @@ class Config(NamedTuple):
     """The kernel's static knobs (hashable: a jit static argument)."""
 
     block: int = 128      # slots per program (a power of two)
-    window: int = 2       # candidates looked at per proposal step (a power of two)
+    window: int = 1       # candidates looked at per proposal step (a power of two)
     steps: int = 256      # proposal steps per slot per launch, at most
     num_warps: int = 4
+    short_steps: int = 16  # the same while the busy count falls fast (see gale_shapley.solve)
 
 
 def usable(width: int, cfg: Config = Config()) -> bool:

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, with_status_name
+from jaxmatch._ops import is_traced, sum_words, with_status_name, words_total
 from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_positive, next_pow2
 from jaxmatch.graph import _capacity as _cap
 from jaxmatch.graph import _static as _field_static
@@ -459,17 +459,20 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
         total = men.n_cap * men.e_cap if men.shared else men.e_cap
         max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap)) + _gs.short_steps(men.n_cap),
                         INT32_MAX - 1)
-    wife, husband, status, pos, stats = _solve(men, women, method=method, max_iters=int(max_iters),
-                                               unroll=int(unroll), window=int(window), kernel=kernel or None)
+    wife, husband, status, pos, words, stats = _solve(men, women, method=method, max_iters=int(max_iters),
+                                                      unroll=int(unroll), window=int(window), kernel=kernel or None)
     if is_traced(men.n) or is_traced(wife):
         dt = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
         return StableMarriageResult(wife, husband, status, dict(stats, proposals=jnp.sum(pos, dtype=dt)))
     n_men, n_women = int(men.n), int(women.n)
-    proposals = int(np.asarray(pos[:n_men]).astype(np.int64).sum())
+    # considered entries are 0 past n; the total comes back as a few words, not the n counts
+    proposals = words_total(words)
     return StableMarriageResult(wife[:n_men], husband[:n_women], status, dict(stats, proposals=proposals))
 
 
 @partial(jax.jit, static_argnames=("method", "max_iters", "unroll", "window", "kernel"))
 def _solve(men, women, *, method, max_iters, unroll, window, kernel):
-    return _gs.solve(men, women, method=method, max_iters=max_iters, unroll=unroll, window=window,
-                     kernel=kernel, interpret=kernel is not None and jax.default_backend() != "gpu")
+    wife, husband, status, pos, stats = _gs.solve(
+        men, women, method=method, max_iters=max_iters, unroll=unroll, window=window, kernel=kernel,
+        interpret=kernel is not None and jax.default_backend() != "gpu")
+    return wife, husband, status, pos, sum_words(pos), stats

@@ -343,19 +343,20 @@ def _compact(m_cap, table, width, s: SMState) -> SMState:
 
 def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNROLL,
           window: int = DEFAULT_WINDOW, block: int = DEFAULT_BLOCK, kernel=None,
-          interpret: bool = False):
+          interpret: bool = False, tables: Optional[Tables] = None):
     """Run the chosen method; returns (wife, husband, status, considered, stats dict).
 
     ``kernel``: a :class:`jaxmatch.kernels.stable_mw.Config` to run
     McVitie-Wilson's proposals in that kernel (``interpret``: in Pallas's
-    interpret mode), or None for the array version.
+    interpret mode), or None for the array version. ``tables``: the rank
+    lookups, if already built (:func:`rank_tables`).
 
     ``wife``/``husband`` have the capacities' lengths (-1 for single and in
     padding); ``considered[m]`` is the number of entries man m considered,
     whose sum is the paper's proposal count.
     """
     m_cap, w_cap = men.n_cap, women.n_cap
-    t = rank_tables(men, women)
+    t = rank_tables(men, women) if tables is None else tables
     waves = 1 if method == "gale_shapley" else unroll
     ws = widths(m_cap)
     table = jnp.asarray(ws, jnp.int32)
@@ -371,9 +372,13 @@ def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNRO
     packs = [partial(_compact, m_cap, table, wd) for wd in ws]
     shorts = [partial(_run, t, men, women, window, block, 1, wd) for wd in ws[:-1]] if waves > 1 else []
     if kernel:  # McVitie-Wilson in the lock-free kernel, on every width that splits into its blocks
-        runs = [partial(_run_kernel, t, men, women, kernel, interpret, wd) if stable_mw.usable(wd, kernel) else r
-                for wd, r in zip(ws, runs)]
-        shorts = []
+        def launch(cfg, r, wd):
+            return partial(_run_kernel, t, men, women, cfg, interpret, wd) if stable_mw.usable(wd, cfg) else r
+        short = kernel._replace(steps=kernel.short_steps)
+        runs = [launch(kernel, r, wd) for wd, r in zip(ws, runs)]
+        # a block runs until its slowest slot is done, so while the busy count falls fast the
+        # launches are short and the slots compact between them (the one-wave steps' rule)
+        shorts = [launch(short, r, wd) for wd, r in zip(ws, runs)][:-1]
 
     def body(s: SMState) -> SMState:
         k = s.cur
