@@ -70,6 +70,11 @@ widths). McVitie-Wilson runs a step of one wave instead of ``unroll`` while
 the busy count is falling fast (by more than 1/:data:`FALL` in the last
 step, as in the first waves of the easy set), so the compaction follows it
 instead of running ``unroll`` waves on a prefix far wider than the busy men.
+With ``kernel`` (the default on the GPU, see :mod:`jaxmatch.kernels.stable_mw`),
+McVitie-Wilson's loop steps are launches of one lock-free Pallas kernel
+instead: each block of slots runs many proposals per launch with an atomic
+min on ``hold`` and no barrier between blocks; the widths, compaction and
+short steps above stay as they are.
 Each wave costs O(width * window); the rank lookup one stable radix sort of
 the women's entries by man and a branchless binary search per men's entry,
 O(E log L) (:func:`pair_ranks`).
