@@ -4,6 +4,8 @@ from functools import partial
 import jax
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from experiments.generators import stable_hard
 from jaxmatch._ops import sum_words, words_total
@@ -31,6 +33,19 @@ def test_kernel_equals_sequential_reference(cfg):
         men, women = random_instance(rng, n_men, n_women, complete=k % 5 == 0)
         res = stable_marriage(*built(men, women, **CAPS), kernel=cfg)
         check_against_reference(men, women, res)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_property_kernel_equals_reference(data):
+    """Any SMI instance within the capacities: the kernel's answer is the sequential one."""
+    n_men = data.draw(st.integers(0, 16))
+    n_women = data.draw(st.integers(0, 16))
+    lists = lambda n, m: st.lists(st.lists(st.integers(0, max(m - 1, 0)), max_size=m, unique=True)
+                                  if m else st.just([]), min_size=n, max_size=n)
+    men, women = data.draw(lists(n_men, n_women)), data.draw(lists(n_women, n_men))
+    res = stable_marriage(*built(men, women, **CAPS), kernel=SMALL[1])
+    check_against_reference(men, women, res)
 
 
 @pytest.mark.parametrize("cfg", SMALL[:2])
