@@ -33,6 +33,17 @@ release order between them, so the slot that displaces him reads it after.
 
 ``_reference`` is the same step in pure JAX: ``steps`` waves of the array
 version, which gives the same final answer.
+
+Cost: O(window) per considered entry plus two block reductions per step;
+a block runs until its slowest slot is done or ``steps`` run out, so the
+caller keeps launches short while the busy count falls fast and compacts
+the slots between them.
+
+>>> from jaxmatch.stable import Preferences, stable_marriage
+>>> men = Preferences.from_padded([[0, 1], [0, 1]], 2, n_capacity=8)
+>>> women = Preferences.from_padded([[1, 0], [0, 1]], 2, n_capacity=8)
+>>> stable_marriage(men, women, kernel=Config(block=8)).wife.tolist()
+[1, 0]
 """
 from __future__ import annotations
 
@@ -46,6 +57,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
+
 
 class Config(NamedTuple):
     """The kernel's static knobs (hashable: a jit static argument)."""
