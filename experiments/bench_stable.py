@@ -365,7 +365,6 @@ def main(argv=None):
         if args.breakdown and not men.shared:   # where the time of one McVitie-Wilson solve goes
             tables = jax.jit(gs.rank_tables)(men, women)
             cfg = Config()
-            mi = 10 ** 9
             interp = jax.default_backend() != "gpu"
 
             def part(max_iters, c):

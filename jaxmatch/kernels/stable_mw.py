@@ -251,9 +251,10 @@ def mw_steps(t, men, women, sm, sp, hold, pos, *, cfg: Config = Config(), interp
     return sm, sp, hold, pos, jnp.max(res[-1])
 
 
-def _reference(t, men, women, sm, sp, hold, pos, *, cfg: Config = Config(), block: int = 32):
+def _reference(t, men, women, sm, sp, hold, pos, *, cfg: Config = Config()):
     """The same call in pure JAX: ``steps`` barrier-separated waves of the array version."""
-    from jaxmatch.stable.gale_shapley import _wave
-    sm, sp, hold, pos = lax.fori_loop(0, cfg.steps, lambda _, c: _wave(t, men, women, cfg.window, block, *c),
+    from jaxmatch.stable.gale_shapley import DEFAULT_BLOCK, _wave
+    wave = partial(_wave, t, men, women, cfg.window, DEFAULT_BLOCK)
+    sm, sp, hold, pos = lax.fori_loop(0, cfg.steps, lambda _, c: wave(*c),
                                       (sm, sp, hold, pos))
     return sm, sp, hold, pos, jnp.int32(cfg.steps)

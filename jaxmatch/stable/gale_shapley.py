@@ -305,17 +305,19 @@ def _run(t, men, women, window, block, waves, width, s: SMState) -> SMState:
     hold, pos = s.hold, s.pos
     for _ in range(waves):
         sm, sp, hold, pos = _wave(t, men, women, window, block, sm, sp, hold, pos)
-    n_busy = jnp.sum(sm < men.n_cap, dtype=jnp.int32)
-    return s._replace(slot_man=lax.dynamic_update_slice(s.slot_man, sm, (0,)),
-                      slot_pos=lax.dynamic_update_slice(s.slot_pos, sp, (0,)), n_busy=n_busy, prev=s.n_busy,
-                      pos=pos, hold=hold, it=s.it + 1, rounds=s.rounds + 1, waves=s.waves + waves)
+    return _proposed(men.n_cap, s, sm, sp, hold, pos, waves)
 
 
 def _run_kernel(t, men, women, cfg, interpret, width, s: SMState) -> SMState:
     """One launch of the lock-free kernel on the first ``width`` slots."""
     sm, sp, hold, pos, waves = stable_mw.mw_steps(t, men, women, s.slot_man[:width], s.slot_pos[:width],
                                                   s.hold, s.pos, cfg=cfg, interpret=interpret)
-    n_busy = jnp.sum(sm < men.n_cap, dtype=jnp.int32)
+    return _proposed(men.n_cap, s, sm, sp, hold, pos, waves)
+
+
+def _proposed(m_cap, s: SMState, sm, sp, hold, pos, waves) -> SMState:
+    """The state after a proposing loop step that left the slot prefix ``sm``/``sp``."""
+    n_busy = jnp.sum(sm < m_cap, dtype=jnp.int32)
     return s._replace(slot_man=lax.dynamic_update_slice(s.slot_man, sm, (0,)),
                       slot_pos=lax.dynamic_update_slice(s.slot_pos, sp, (0,)), n_busy=n_busy, prev=s.n_busy,
                       pos=pos, hold=hold, it=s.it + 1, rounds=s.rounds + 1, waves=s.waves + waves)
@@ -380,10 +382,11 @@ def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNRO
         def launch(cfg, r, wd):
             return partial(_run_kernel, t, men, women, cfg, interpret, wd) if stable_mw.usable(wd, cfg) else r
         short = kernel._replace(steps=kernel.short_steps)
-        runs = [launch(kernel, r, wd) for wd, r in zip(ws, runs)]
         # a block runs until its slowest slot is done, so while the busy count falls fast the
-        # launches are short and the slots compact between them (the one-wave steps' rule)
-        shorts = [launch(short, r, wd) for wd, r in zip(ws, runs)][:-1]
+        # launches are short and the slots compact between them (the one-wave steps' rule);
+        # a width the blocks do not split keeps the array version's step
+        shorts = [launch(short, r, wd) for wd, r in zip(ws, shorts or runs)][:len(ws) - 1]
+        runs = [launch(kernel, r, wd) for wd, r in zip(ws, runs)]
 
     def body(s: SMState) -> SMState:
         k = s.cur
