@@ -346,15 +346,19 @@ def test_singleton_rule_and_conflicts_in_one_bucket():
     assert q[1] > q[0]
 
 
+def _dolphins_level():
+    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)     # buckets 0, 1 and 2
+    bk = LV.buckets_of(LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n), g.vertex_cap)
+    ids = np.arange(g.vertex_cap, dtype=np.int32)
+    start = np.where(ids < int(g.n), ids, g.vertex_cap).astype(np.int32)
+    return g, bk, start
+
+
 @pytest.mark.parametrize("high_first", [False, True])
 def test_bucket_order(high_first, monkeypatch):
-    """A sweep runs the non-empty degree buckets from the lowest degrees up (the paper's order, the
-    default), or from the highest down with ``HIGH_DEGREE_FIRST``. At the benchmark's 1e7-edge
-    graphs highest first gained 2.5% on power-law graphs and lost 6% on RMAT (H100)."""
-    if not high_first:
-        assert LV.HIGH_DEGREE_FIRST is False                # the default
-    monkeypatch.setattr(LV, "HIGH_DEGREE_FIRST", high_first)
-    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)     # buckets 0, 1 and 2
+    """A sweep runs the non-empty degree buckets from the lowest degrees up (the paper's order),
+    or from the highest down (``high``)."""
+    g, bk, start = _dolphins_level()
     seen, plain = [], LV.move_bucket
 
     def recorded(bk, comm, tot, size, b, *args):
@@ -362,14 +366,45 @@ def test_bucket_order(high_first, monkeypatch):
         return plain(bk, comm, tot, size, b, *args)
 
     monkeypatch.setattr(LV, "move_bucket", recorded)       # traced afresh: optimise is not jitted
-    bk = LV.buckets_of(LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n), g.vertex_cap)
     opts, _ = jaxmatch.community._options(g)
-    ids = np.arange(g.vertex_cap, dtype=np.int32)
-    start = np.where(ids < int(g.n), ids, g.vertex_cap).astype(np.int32)
-    _, _, sweeps, _, _ = jax.block_until_ready(LV.optimise(bk, start, opts, (0.0, 0.0), 2))
+    _, _, sweeps, _, _ = jax.block_until_ready(LV.optimise(bk, start, opts, (0.0, 0.0), 2, high=high_first))
     busy = np.flatnonzero(np.asarray(bk.count) > 0).tolist()
     assert len(busy) == 3 and int(sweeps) == 2
     assert seen == (busy[::-1] if high_first else busy) * 2
+
+
+@pytest.mark.parametrize("trial", [1, 3])
+def test_level_sweeps_both_orders(trial, monkeypatch):
+    """On a coarse level (``both``) the two bucket orders each run TRIAL_SWEEPS sweeps and the
+    one at the higher Q goes on from where it stopped: equal to those three optimise calls made
+    one after the other, with the kept sweeps' moves in order."""
+    monkeypatch.setattr(LV, "TRIAL_SWEEPS", trial)
+    g, bk, start = _dolphins_level()
+    assert LV.ORDER == 2                                     # the default: both orders on coarse levels
+    opts, static = jaxmatch.community._options(g)
+    thr = (0.0, 0.0)
+    cap = static["max_iters"]
+    sweeps = jax.jit(lambda both: LV.level_sweeps(bk, start, opts, thr, both, cap))   # traced afresh
+    opt = jax.jit(lambda comm, high, most: LV.optimise(bk, comm, opts, thr, cap, high=high, cap=most))
+    got = sweeps(jnp.bool_(True))
+    low = opt(start, False, trial)
+    high = opt(start, True, trial)
+    win, win_high = (high, True) if float(high[1]) > float(low[1]) else (low, False)
+    comm, q, it, moves, go = win
+    if bool(go):
+        more = opt(win[0], win_high, cap)
+        comm, q, go = more[0], more[1], more[4]
+        moves = np.concatenate([np.asarray(win[3])[:int(win[2])], np.asarray(more[3])])[:cap]
+        it = int(win[2]) + int(more[2])
+    assert int(got[2]) == int(it) > trial
+    np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(comm))
+    np.testing.assert_array_equal(np.asarray(got[3]), np.asarray(moves))
+    assert float(got[1]) == float(q) and bool(got[4]) == bool(go)
+    # one order only (not both): the plain optimise
+    plain = sweeps(jnp.bool_(False))
+    ref = opt(start, False, cap)
+    for a, b in zip(plain, ref):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
 @pytest.mark.parametrize("n_cap", [64, 50_000])

@@ -171,7 +171,7 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
                        jnp.asarray(threshold_large, wdt),
                        jnp.asarray(min(large_graph, 2**31 - 1), jnp.int32),
                        jnp.asarray(max_levels, jnp.int32), jnp.asarray(max_iters, jnp.int32),
-                       jnp.asarray(refine))
+                       jnp.asarray(refine), jnp.asarray(_lv.ORDER, jnp.int32))
     # the level and iteration records have static sizes: up to the defaults, one size (one
     # compilation for any max_levels <= 32 and max_iters <= 100)
     return opts, dict(max_levels=max(max_levels, _lv.DEFAULT_MAX_LEVELS),

@@ -215,7 +215,9 @@ SHIFT_MAX = 32
 SHIFT_UNROLL = 4
 # the order of the buckets in a sweep: the paper's lowest degrees first (False) or highest first
 # (True; see the module docstring, "Bucket order")
-HIGH_DEGREE_FIRST = False
+ORDER = 2
+# sweeps each bucket order runs on a coarse level before the better one goes on (ORDER = 2)
+TRIAL_SWEEPS = 3
 # how pair_groups sorts: "auto" (by backend), "kv" (key-value sorts) or "key" (key-only / two-key)
 SORT_METHOD = "auto"
 
@@ -252,6 +254,7 @@ class Options(NamedTuple):
     max_levels: jax.Array    # levels run at most (<= the static level capacity)
     max_iters: jax.Array     # iterations of one level at most (<= the static iteration capacity)
     refine: jax.Array        # bool: refine the final partition on the input graph
+    order: jax.Array         # bucket order: 0 lowest degrees first, 1 highest first, 2 both (see ORDERS)
 
 
 class OptState(NamedTuple):
@@ -627,9 +630,11 @@ def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution, axis=None):
     return jnp.where(inv2m > 0, q, jnp.nan)
 
 
-def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None):
+def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None, high=False,
+             cap=None):
     """Algorithm 1 on one level's graph from communities ``comm`` [N] (N in padding), at most
-    ``opts.max_iters`` iterations (``max_iters``: the static length of the ``moves`` record);
+    ``cap`` (default ``opts.max_iters``) iterations (``max_iters``: the static length of the
+    ``moves`` record), buckets highest degrees first when ``high``;
     another iteration while one raises Q by at least ``t_abs + t_rel * |Q|`` for
     ``threshold = (t_abs, t_rel)``.
 
@@ -646,10 +651,8 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
     # the non-empty buckets, lowest (or, HIGH_DEGREE_FIRST, highest) degrees first (see the module
     # docstring): the sweep loops over these only (under vmap: the most any graph of the batch has)
     empty = bk.count == 0
-    if HIGH_DEGREE_FIRST:
-        order = N_BUCKETS - 1 - jnp.argsort(empty[::-1], stable=True).astype(jnp.int32)
-    else:
-        order = jnp.argsort(empty, stable=True).astype(jnp.int32)
+    order = jnp.where(high, N_BUCKETS - 1 - jnp.argsort(empty[::-1], stable=True),
+                      jnp.argsort(empty, stable=True)).astype(jnp.int32)
     busy = jnp.sum(bk.count > 0, dtype=jnp.int32)
 
     def bucket(j, c):
@@ -676,8 +679,43 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
 
     q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis)
     st = OptState(comm, tot, size, q0, jnp.int32(0), jnp.zeros(max_iters, jnp.int32), inv2m > 0)
-    st = lax.while_loop(lambda s: s.go & (s.it < jnp.minimum(opts.max_iters, max_iters)), body, st)
+    cap = opts.max_iters if cap is None else cap
+    st = lax.while_loop(lambda s: s.go & (s.it < jnp.minimum(cap, max_iters)), body, st)
     return st.comm, st.q, st.it, st.moves, st.go
+
+
+def level_sweeps(bk: Buckets, start, opts: Options, threshold, both, max_iters: int, axis=None):
+    """:func:`optimise` of one level in the bucket order ``opts.order`` (0: lowest degrees first,
+    1: highest first); with ``both``, the two orders each run ``TRIAL_SWEEPS`` sweeps from
+    ``start``, and the one at the higher modularity goes on (ties: lowest first). Returns
+    :func:`optimise`'s tuple for the kept run (its sweeps only: the other trial's are not counted).
+
+    One compiled copy of :func:`optimise`: phases 0 (lowest first, or the one order), 1 (highest
+    first) and 2 (the winner goes on) are steps of one ``lax.while_loop``."""
+    cap = opts.max_iters
+    idx = jnp.arange(max_iters)
+
+    def body(c):
+        t, best, win_high = c
+        high = jnp.where(both, jnp.where(t == 2, win_high, t == 1), opts.order == 1)
+        begin = jnp.where(t == 2, best[0], start)
+        limit = jnp.where(both, jnp.where(t < 2, jnp.minimum(TRIAL_SWEEPS, cap), cap - best[2]), cap)
+        comm, q, it, moves, go = optimise(bk, begin, opts, threshold, max_iters, axis, high, limit)
+        # phase 2 continues the winner: its sweeps are appended to the trial's
+        cont = (comm, q, best[2] + it, jnp.where(idx < best[2], best[3], jnp.roll(moves, best[2])), go)
+        run = (comm, q, it, moves, go)
+        pick = lambda a, b, keep: jax.tree_util.tree_map(lambda x, y: jnp.where(keep, x, y), a, b)
+        out = pick(cont, pick(run, best, (t == 0) | (q > best[1])), t == 2)
+        return t + 1, out, jnp.where(t == 1, q > best[1], win_high)
+
+    def more(c):
+        t, best, _ = c
+        return (t == 0) | (both & ((t == 1) | ((t == 2) & best[4] & (best[2] < cap))))
+
+    init = (start, jnp.asarray(-jnp.inf, opts.resolution.dtype), jnp.int32(0),
+            jnp.zeros(max_iters, jnp.int32), jnp.bool_(False))
+    _, best, _ = lax.while_loop(more, body, (jnp.int32(0), init, jnp.bool_(False)))
+    return best
 
 
 def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution, group="sort"):
@@ -753,7 +791,9 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
         start = jnp.where(st.refining, jnp.where(real0, st.orig, n_cap), jnp.where(real, ids, n_cap))
         bk = buckets_of(gr, n_cap, axis=axis)
         # large or not by the vertices that can move: isolated ones cost nothing in a sweep
-        comm, q, iters, moves, hit = optimise(bk, start, opts, threshold_of(bk.movable), max_iters, axis)
+        both = (opts.order == 2) & ~st.refining & (st.level > 0)
+        comm, q, iters, moves, hit = level_sweeps(bk, start, opts, threshold_of(bk.movable), both,
+                                                  max_iters, axis)
         to_coarse, n_coarse = coarse_ids(comm, real)
         # a coarsening level
         moved = ~st.refining & (n_coarse < gr.n)
