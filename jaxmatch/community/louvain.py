@@ -21,8 +21,8 @@ One level:
    the contiguous range ``start[b] .. start[b] + count[b]``.
 2. **Modularity optimisation** (Algorithm 1, :func:`optimise`). Every vertex
    starts alone (C[i] = i). One *iteration* (sweep) runs the non-empty
-   buckets in turn, lowest degrees first (as the paper; see "Bucket order"
-   below); inside a bucket all vertices choose a move at once
+   buckets in turn, lowest degrees first (as the paper; coarse levels try
+   both orders, see "Bucket order" below); inside a bucket all vertices choose a move at once
    (Algorithm 2) and move together; the community totals a_c and sizes are
    updated after each bucket (by the movers' degrees; recomputed exactly
    once per sweep), so later buckets see the moves of earlier ones. Iterations repeat while the
@@ -79,6 +79,15 @@ Where the array version differs from the CUDA code, and why:
   deterministic. On CPU the step of a 1.36M-entry bucket (Delaunay, rows
   of 5-8 entries, window 2^21) took 0.82 s with the key-value sort and
   0.17 s with the comparisons.
+* Atomics: a scatter costs one atomic per update on a GPU, and updates to
+  one address serialise. The segment reductions over a row's entries where
+  few entries count (the own community, the best target, conflicts) scatter
+  only those (:func:`sparse_reduce`); per-level counts use run lengths and
+  one masked reduction per bucket, not scatters into a few addresses. H100
+  profile (``experiments/profile_louvain.py``) of the first level of the
+  benchmark's 1e7-edge graphs: road 379 -> 56 ms, random geometric 473 ->
+  87 ms, power-law 469 -> 90 ms (same answers, bit for bit); before, seven
+  of these reductions took 42 of road's 54 ms a sweep.
 * Fixed shapes: every level keeps the input's capacities; a bucket runs in
   the smallest window class that holds it, per-level work (bucket grouping,
   aggregation, the modularity of a sweep) runs on the smallest class that
@@ -123,35 +132,27 @@ Where the array version differs from the CUDA code, and why:
   within 0.6% of igraph or above it, on 2^12-2^15 vertices and several seeds.
   It costs one more optimisation on the input graph, which starts near a
   local optimum (a few sweeps; one under ``threshold_large``).
-* Bucket order: a sweep runs the buckets from the lowest degrees up, as
-  the paper's Algorithm 1; ``HIGH_DEGREE_FIRST = True`` runs them from the
-  highest down (the hubs, and on coarse levels the big communities, choose
-  first and the small ones follow them). Neither order is within 1% of
-  igraph on both heavy-tailed classes. H100 benchmark
-  (``experiments/bench_louvain.py --sizes 1e7``, its generated graphs,
-  seed 0, ``threshold_large`` 1e-2; Q, and Q / igraph's Q), lowest ->
-  highest first: power-law (Chung-Lu, average degree 16, 1,315,789
-  vertices, 10.4M edges; igraph 0.1763) 0.1727 (0.979) -> 0.1769 (1.004);
-  RMAT (scale 19, 7.74M edges; igraph 0.0792) 0.0787 (0.994) -> 0.0741
-  (0.936); Delaunay, random geometric and road 1.000 either way (2-core CPU
-  runs of the same graphs give the same Q to 1e-4). The orders differ on
-  the coarse levels: on that RMAT graph (CPU) the first level ends at Q
-  0.031 either way (2-3 sweeps), the second at 0.0746 lowest first and
-  0.0709 highest first. Tried on CPU, same graphs: highest first on the
-  first level only (the paper's order after it and in the refinement) gave
-  RMAT 0.0786 (0.992) but power-law 0.1715 (0.973; so its gain, too, comes
-  from the coarse levels); alternating the order from sweep to sweep
-  (highest first on even sweeps) gave RMAT 0.0748 (0.944). On power-law
-  graphs of 3.1M edges (CPU, seeds 0 and 1) lowest first is 3.5-5.5%
-  below igraph (0.1722, 0.1746 against 0.1821, 0.1813), highest first
-  0.3-0.5% above. Highest first gains 2.5% on power-law graphs at 10.4M
-  edges and loses 6% on RMAT, so the paper's order stays the default
-  (power-law graphs of that size stay 2% below igraph). At about 1M edges both
-  orders are at or above igraph (lowest -> highest first: power-law 0.1895
-  -> 0.1874, igraph 0.1864; RMAT seeds 0 and 1 0.0943, 0.0931 -> 0.0962,
-  0.0972, igraph 0.0926, 0.0925; Delaunay 0.9691 -> 0.9690 and random
-  geometric 0.9788 -> 0.9787, igraph 0.9680, 0.9784); a road grid has one
-  bucket.
+* Bucket order: the paper's Algorithm 1 runs the buckets from the lowest
+  degrees up. On the first level that is the order here too; the coarse
+  levels and the refinement (``ORDER = 2``, the default) run their
+  optimisation twice from the same start, lowest first and highest first
+  (the hubs, and the big communities, choose first), and keep the run at
+  the higher modularity. Neither order alone is within 1% of igraph on both
+  heavy-tailed classes, and they lose on the coarse levels. H100 runs of
+  ``experiments/bench_louvain.py``'s 1e7-edge graphs (seed 0; Q / igraph's
+  Q): power-law (Chung-Lu, average degree 16, 1,315,789 vertices, 10.4M
+  edges; igraph 0.1763) 0.979 lowest first everywhere (``ORDER = 0``),
+  1.004 highest first (``ORDER = 1``), 0.995 with both; RMAT (scale 19,
+  7.74M edges; igraph 0.0792) 0.994, 0.936 and 0.994. Tried, same graphs:
+  both orders on the first level as well (power-law 1.003, RMAT 0.993;
+  costs the first level twice over); each order for 3 sweeps of a coarse
+  level, then the better one alone (RMAT 0.975: the order ahead after 3
+  sweeps was not the one ahead at the end); on CPU, highest first on the
+  first level only (RMAT 0.992, power-law 0.973) and alternating orders
+  between sweeps (RMAT 0.944). The second run costs the coarse levels'
+  sweeps again: 0.52 -> 0.78 s on that power-law graph, 0.63 -> 1.06 s on
+  that RMAT graph. Delaunay, random geometric and road graphs have Q
+  within 1e-4 either way.
 * An iteration that still lowers the modularity (float rounding only, after
   the above) is undone and ends the level.
 * ``threshold_large`` is relative (gain >= ``threshold_large * |Q|``), the
@@ -213,11 +214,10 @@ FINE_CLASSES = 4
 # entry with the ones before it in its row (see move_bucket); wider ones by a sort
 SHIFT_MAX = 32
 SHIFT_UNROLL = 4
-# the order of the buckets in a sweep: the paper's lowest degrees first (False) or highest first
-# (True; see the module docstring, "Bucket order")
+# the order of the buckets in a sweep (see the module docstring, "Bucket order"): 0 the paper's
+# lowest degrees first, 1 highest first, 2 lowest first on the first level and both (the better
+# run kept) on the coarse levels and in the refinement
 ORDER = 2
-# sweeps each bucket order runs on a coarse level before the better one goes on (ORDER = 2)
-TRIAL_SWEEPS = 3
 # how pair_groups sorts: "auto" (by backend), "kv" (key-value sorts) or "key" (key-only / two-key)
 SORT_METHOD = "auto"
 
@@ -254,7 +254,7 @@ class Options(NamedTuple):
     max_levels: jax.Array    # levels run at most (<= the static level capacity)
     max_iters: jax.Array     # iterations of one level at most (<= the static iteration capacity)
     refine: jax.Array        # bool: refine the final partition on the input graph
-    order: jax.Array         # bucket order: 0 lowest degrees first, 1 highest first, 2 both (see ORDERS)
+    order: jax.Array         # bucket order (ORDER): 0 lowest degrees first, 1 highest first, 2 both
 
 
 class OptState(NamedTuple):
@@ -446,6 +446,25 @@ def vertex_buckets(deg):
     return jnp.where(deg > 0, b, -1)
 
 
+def run_lengths(ids, n_cap: int):
+    """[n_cap] entries of each id, for ``ids`` whose equal values are contiguous (id n_cap:
+    padding, not counted). By the distance between run heads, where a segment sum of ones over
+    sorted ids costs one atomic per entry on one address per run (on a GPU)."""
+    size = ids.shape[0]
+    pos = jnp.arange(size, dtype=jnp.int32)
+    head = ids != jnp.concatenate([jnp.full(1, -1, ids.dtype), ids[:-1]])
+    nxt = lax.cummin(jnp.where(head, pos, size), reverse=True)
+    nxt = jnp.concatenate([nxt[1:], jnp.full(1, size, nxt.dtype)])
+    return jnp.zeros(n_cap, jnp.int32).at[jnp.where(head, ids, n_cap)].set(nxt - pos, mode="drop")
+
+
+def per_bucket(values, bucket, reduce):
+    """[N_BUCKETS] ``reduce`` (jnp.sum or jnp.max, of non-negative values; 0 when none) of the
+    values of each bucket id (others ignored): one masked reduction per bucket, where a scatter
+    into N_BUCKETS addresses would serialise on a GPU."""
+    return jnp.stack([reduce(jnp.where(bucket == b, values, 0)) for b in range(N_BUCKETS)])
+
+
 def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
     """Sort the first ``size`` entries of ``gr`` (all its valid ones) by bucket; arrays padded to e_cap.
 
@@ -457,12 +476,12 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
     src, dst, w = gr.src[:size], gr.dst[:size], gr.w[:size]
     k = degrees(src, dst, w, n_cap)
     if of is None:
-        of = vertex_buckets(jax.ops.segment_sum(jnp.ones_like(src), src, n_cap))
+        of = vertex_buckets(run_lengths(src, n_cap))
     loop = src == dst
     key = jnp.where(loop | (src >= n_cap), N_BUCKETS, take(of, src, N_BUCKETS))
     key = jnp.where(key < 0, N_BUCKETS, key)
     _, perm = stable_sort_with_positions(key, N_BUCKETS)
-    count = jax.ops.segment_sum(jnp.ones_like(key), key, N_BUCKETS)
+    count = per_bucket(jnp.ones_like(key), key, jnp.sum)
     start = jnp.cumsum(count) - count
     keep = jnp.arange(size) < jnp.sum(count)
     s = jnp.where(keep, src[perm], n_cap)
@@ -474,12 +493,12 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
     # bucket (it may move in the same step), else -1
     head = keep & (s != jnp.concatenate([jnp.full(1, n_cap, s.dtype), s[:-1]]))
     row = jnp.cumsum(head, dtype=jnp.int32) - 1
-    rows = jax.ops.segment_sum(head.astype(jnp.int32), kb, N_BUCKETS)
+    rows = per_bucket(head.astype(jnp.int32), kb, jnp.sum)
     rank_here = row - take(jnp.cumsum(rows) - rows, kb, 0)
     rank = jnp.full(n_cap, -1, jnp.int32).at[jnp.where(head, s, n_cap)].set(rank_here, mode="drop")
     d_rank = jnp.where(keep & (take(of, d, -1) == kb), take(rank, d, -1), -1)
-    row_len = jax.ops.segment_sum(jnp.where(keep, 1, 0), s, n_cap)
-    width = jax.ops.segment_max(row_len, jnp.where(of >= 0, of, N_BUCKETS), N_BUCKETS)
+    row_len = run_lengths(s, n_cap)
+    width = per_bucket(row_len, of, jnp.max)
     loops = 2 * jnp.sum(jnp.where(loop & (src < n_cap), w, 0))
     return Buckets(_pad(s, e_cap, n_cap), _pad(d, e_cap, n_cap), _pad(ww, e_cap, 0),
                    _pad(d_rank, e_cap, -1), start.astype(jnp.int32), count.astype(jnp.int32),
@@ -515,7 +534,6 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     real_row = vertex < n_cap
     k_row = take(bk.k, vertex, 0)
     comm_row = take(comm, vertex, n_cap)
-    by_row = dict(segment_ids=rid, num_segments=W, indices_are_sorted=True)
 
     c = jnp.where(valid, take(comm, d, n_cap), n_cap)
     if group == "shift":
@@ -551,16 +569,16 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
         e_ic = jax.ops.segment_sum(sw, jnp.maximum(run, 0), W, indices_are_sorted=True)[jnp.maximum(run, 0)]
     ci = comm_row[srid]
     own = head & (sc == ci)
-    e_own = jax.ops.segment_sum(jnp.where(own, e_ic, 0), srid, W)     # e_{i -> C(i) \ {i}}
+    e_own = sparse_reduce("add", e_ic, srid, own, W, 0)           # e_{i -> C(i) \ {i}}
     single = size == 1
     blocked = (take(single, ci, False) & take(single, sc, False) & (sc > ci)
                & (jrs >= 0))                                       # the singleton rule
     allowed = head & ~own & ~blocked
     # m * dQ of Eq. (2) = score(target) - stay; score holds the terms that depend on the target
     score = jnp.where(allowed, e_ic - resolution * k_row[srid] * take(tot, sc, 0) * inv2m, -jnp.inf)
-    best = jax.ops.segment_max(score, srid, W)
+    best = sparse_reduce("max", score, srid, allowed, W, -jnp.inf)
     at_best = allowed & (score == best[srid])
-    target = jax.ops.segment_min(jnp.where(at_best, sc, n_cap), srid, W)   # ties: lowest id
+    target = sparse_reduce("min", sc, srid, at_best, W, n_cap)         # ties: lowest id
     stay = e_own - resolution * k_row * (take(tot, comm_row, 0) - k_row) * inv2m
     move = real_row & (target < n_cap) & (best > stay) & (inv2m > 0)
     # (a) the interaction bound: half the null-model cost of the other movers in and out
@@ -571,7 +589,7 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     gain = best - stay - resolution * k_row * crowd * inv2m / 2
     move = move & (gain > 0)
     # (b) conflicts between neighbours
-    move = resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, by_row)
+    move = resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain)
     mover = jnp.where(move, vertex, n_cap)
     new = jnp.where(move, target, comm_row)
     comm = comm.at[mover].set(new, mode="drop")
@@ -584,7 +602,22 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     return comm, tot, size, jnp.sum(move, dtype=jnp.int32)
 
 
-def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, by_row):
+def sparse_reduce(op: str, values, segments, keep, size: int, identity):
+    """Segment ``op`` ("add", "min" or "max") of ``values`` where ``keep``, into ``size``
+    segments that start at ``identity``.
+
+    Like ``jax.ops.segment_*`` of the values masked to the identity, with
+    the same result (every kept value, once), but the entries not kept are
+    dropped before the scatter. On a GPU a scatter costs one atomic per
+    update, and a row's entries hit one address: where most entries are
+    masked (one own community, one best target, few conflicts per row) the
+    masked segment ops cost 4-9 ms each on a 25M-entry window (H100
+    profile of road 10M, ``experiments/profile_louvain.py``)."""
+    base = jnp.full(size, identity, values.dtype)
+    return getattr(base.at[jnp.where(keep, segments, size)], op)(values, mode="drop")
+
+
+def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain):
     """The moves (per window row) that survive ``RESOLVE_ROUNDS`` rounds of conflict resolution.
 
     Neighbours i and j conflict when both intend to move and one enters the
@@ -601,13 +634,14 @@ def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, by_ro
     conf = m_j & move[rid] & ((target[rid] == c) | (target[j] == comm_row[rid]))
     g_i, g_j = gain[rid], gain[j]
     sentinel = jnp.iinfo(jnp.int32).max
+    rows = vertex.shape[0]
     undecided, accepted = move, jnp.zeros_like(move)
     for _ in range(RESOLVE_ROUNDS):          # unrolled: no loop (and no host sync per round on a GPU)
         live = conf & undecided[j]
-        top = jax.ops.segment_max(jnp.where(live, g_j, -jnp.inf), **by_row)
-        tie = jax.ops.segment_min(jnp.where(live & (g_j == g_i), d, sentinel), **by_row)
+        top = sparse_reduce("max", g_j, rid, live, rows, -jnp.inf)
+        tie = sparse_reduce("min", d, rid, live & (g_j == g_i), rows, sentinel)
         win = undecided & ~(top > gain) & ~(tie < vertex)
-        beaten = jax.ops.segment_max((conf & win[j]).astype(jnp.int32), **by_row) > 0
+        beaten = sparse_reduce("max", jnp.ones_like(rid), rid, conf & win[j], rows, 0) > 0
         undecided, accepted = undecided & ~win & ~beaten, accepted | win
     return accepted
 
@@ -630,11 +664,10 @@ def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution, axis=None):
     return jnp.where(inv2m > 0, q, jnp.nan)
 
 
-def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None, high=False,
-             cap=None):
+def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None, high=False):
     """Algorithm 1 on one level's graph from communities ``comm`` [N] (N in padding), at most
-    ``cap`` (default ``opts.max_iters``) iterations (``max_iters``: the static length of the
-    ``moves`` record), buckets highest degrees first when ``high``;
+    ``opts.max_iters`` iterations (``max_iters``: the static length of the ``moves`` record),
+    buckets highest degrees first when ``high``;
     another iteration while one raises Q by at least ``t_abs + t_rel * |Q|`` for
     ``threshold = (t_abs, t_rel)``.
 
@@ -648,7 +681,7 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
     real = comm < n_cap
     tot = jax.ops.segment_sum(k, comm, n_cap)
     size = jax.ops.segment_sum(real.astype(jnp.int32), comm, n_cap)
-    # the non-empty buckets, lowest (or, HIGH_DEGREE_FIRST, highest) degrees first (see the module
+    # the non-empty buckets, lowest (or, high, highest) degrees first (see the module
     # docstring): the sweep loops over these only (under vmap: the most any graph of the batch has)
     empty = bk.count == 0
     order = jnp.where(high, N_BUCKETS - 1 - jnp.argsort(empty[::-1], stable=True),
@@ -679,43 +712,24 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
 
     q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis)
     st = OptState(comm, tot, size, q0, jnp.int32(0), jnp.zeros(max_iters, jnp.int32), inv2m > 0)
-    cap = opts.max_iters if cap is None else cap
-    st = lax.while_loop(lambda s: s.go & (s.it < jnp.minimum(cap, max_iters)), body, st)
+    st = lax.while_loop(lambda s: s.go & (s.it < jnp.minimum(opts.max_iters, max_iters)), body, st)
     return st.comm, st.q, st.it, st.moves, st.go
 
 
 def level_sweeps(bk: Buckets, start, opts: Options, threshold, both, max_iters: int, axis=None):
-    """:func:`optimise` of one level in the bucket order ``opts.order`` (0: lowest degrees first,
-    1: highest first); with ``both``, the two orders each run ``TRIAL_SWEEPS`` sweeps from
-    ``start``, and the one at the higher modularity goes on (ties: lowest first). Returns
-    :func:`optimise`'s tuple for the kept run (its sweeps only: the other trial's are not counted).
-
-    One compiled copy of :func:`optimise`: phases 0 (lowest first, or the one order), 1 (highest
-    first) and 2 (the winner goes on) are steps of one ``lax.while_loop``."""
-    cap = opts.max_iters
-    idx = jnp.arange(max_iters)
-
-    def body(c):
-        t, best, win_high = c
-        high = jnp.where(both, jnp.where(t == 2, win_high, t == 1), opts.order == 1)
-        begin = jnp.where(t == 2, best[0], start)
-        limit = jnp.where(both, jnp.where(t < 2, jnp.minimum(TRIAL_SWEEPS, cap), cap - best[2]), cap)
-        comm, q, it, moves, go = optimise(bk, begin, opts, threshold, max_iters, axis, high, limit)
-        # phase 2 continues the winner: its sweeps are appended to the trial's
-        cont = (comm, q, best[2] + it, jnp.where(idx < best[2], best[3], jnp.roll(moves, best[2])), go)
-        run = (comm, q, it, moves, go)
-        pick = lambda a, b, keep: jax.tree_util.tree_map(lambda x, y: jnp.where(keep, x, y), a, b)
-        out = pick(cont, pick(run, best, (t == 0) | (q > best[1])), t == 2)
-        return t + 1, out, jnp.where(t == 1, q > best[1], win_high)
-
-    def more(c):
-        t, best, _ = c
-        return (t == 0) | (both & ((t == 1) | ((t == 2) & best[4] & (best[2] < cap))))
+    """:func:`optimise` of one level from ``start`` in the bucket order ``opts.order`` (0: lowest
+    degrees first, 1: highest first); with ``both``, once in each order, and the run at the
+    higher modularity is kept (ties: lowest first). Returns :func:`optimise`'s tuple for the kept
+    run (its sweeps only). One compiled copy of :func:`optimise`, in a loop of one or two trips."""
+    def trial(t, best):
+        run = optimise(bk, start, opts, threshold, max_iters, axis,
+                       high=jnp.where(both, t == 1, opts.order == 1))
+        keep = (t == 0) | (run[1] > best[1])
+        return jax.tree_util.tree_map(lambda x, y: jnp.where(keep, x, y), run, best)
 
     init = (start, jnp.asarray(-jnp.inf, opts.resolution.dtype), jnp.int32(0),
             jnp.zeros(max_iters, jnp.int32), jnp.bool_(False))
-    _, best, _ = lax.while_loop(more, body, (jnp.int32(0), init, jnp.bool_(False)))
-    return best
+    return lax.fori_loop(0, jnp.where(both, 2, 1), trial, init)
 
 
 def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution, group="sort"):
@@ -791,7 +805,8 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
         start = jnp.where(st.refining, jnp.where(real0, st.orig, n_cap), jnp.where(real, ids, n_cap))
         bk = buckets_of(gr, n_cap, axis=axis)
         # large or not by the vertices that can move: isolated ones cost nothing in a sweep
-        both = (opts.order == 2) & ~st.refining & (st.level > 0)
+        # ORDER = 2: the coarse levels and the refinement try both bucket orders (see the docstring)
+        both = (opts.order == 2) & (st.refining | (st.level > 0))
         comm, q, iters, moves, hit = level_sweeps(bk, start, opts, threshold_of(bk.movable), both,
                                                   max_iters, axis)
         to_coarse, n_coarse = coarse_ids(comm, real)
