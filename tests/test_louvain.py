@@ -391,6 +391,31 @@ def test_level_sweeps_both_orders():
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scatter_free_reductions(seed):
+    """sparse_reduce, run_lengths and per_bucket (the GPU's atomic-light forms) equal the
+    jax.ops segment reductions and numpy counts they replace."""
+    rng = np.random.default_rng(seed)
+    size, segs = 400, 60
+    ids = np.sort(rng.integers(0, segs, size)).astype(np.int32)
+    keep = rng.random(size) < 0.3
+    vals = rng.normal(size=size).astype(np.float32)
+    ivals = rng.integers(0, 1000, size).astype(np.int32)
+    for op, seg, x, ident in (("add", jax.ops.segment_sum, vals, 0.0),
+                              ("max", jax.ops.segment_max, vals, -np.inf),
+                              ("min", jax.ops.segment_min, ivals, np.iinfo(np.int32).max)):
+        got = LV.sparse_reduce(op, jnp.asarray(x), jnp.asarray(ids), jnp.asarray(keep), segs, ident)
+        want = seg(jnp.where(keep, x, ident), ids, segs)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=op)
+    padded = np.concatenate([ids, np.full(7, segs, np.int32)])          # n_cap = segs: padding
+    np.testing.assert_array_equal(np.asarray(LV.run_lengths(jnp.asarray(padded), segs)),
+                                  np.bincount(ids, minlength=segs))
+    bucket = rng.integers(0, LV.N_BUCKETS + 1, size).astype(np.int32)   # N_BUCKETS: ignored
+    for red, ref in ((jnp.sum, np.sum), (jnp.max, np.max)):
+        want = [ref(np.where(bucket == b, ivals, 0)) for b in range(LV.N_BUCKETS)]
+        np.testing.assert_array_equal(np.asarray(LV.per_bucket(jnp.asarray(ivals), jnp.asarray(bucket), red)), want)
+
+
 @pytest.mark.parametrize("n_cap", [64, 50_000])
 def test_pair_groups_sort_paths_agree(n_cap, monkeypatch):
     """The packed-key and two-key groupings, key-only and key-value sorts, give the same groups."""
