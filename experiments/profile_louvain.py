@@ -161,7 +161,6 @@ def main(argv=None):
               f"({total / 1e9 / wall:.0%} of wall), compile {compile_s:.1f} s", flush=True)
         for r in top:
             print(f"  {r['ms']:8.2f} ms {r['launches']:5d}x  {r['op'][:40]:40s} {r['source'][:90]}")
-        del g
     out_dir = os.environ.get("OUT") or str(ROOT / "experiments" / "results")
     path = os.path.join(out_dir, f"profile_louvain_{time.strftime('%Y%m%d_%H%M%S')}.json")
     with open(path, "w") as f:
