@@ -126,8 +126,8 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     32 and ``max_iters`` 100). Cost per iteration (sweep): one sort of each
     non-empty degree bucket's entries (every entry about once) and O(entries
     + n) gathers and segment reductions (twice on coarse levels: both bucket
-    orders); per level two sorts of the level's entries. ``threshold_large`` is relative to the modularity: on mesh-like
-    graphs (Q about 0.9-0.99) that is the paper's absolute 1e-2, but on a
+    orders); per level two sorts of the level's entries. ``threshold_large``
+    is relative to the modularity: on mesh-like graphs (Q about 0.9-0.99) that is the paper's absolute 1e-2, but on a
     power-law graph (Q about 0.1-0.2) the absolute rule stopped the first level
     after two sweeps (200,000 vertices: 4.8% below igraph, 10.4M edges: 16%
     below); the relative rule: 1.4% above igraph on the first.

@@ -22,14 +22,14 @@ One level:
 2. **Modularity optimisation** (Algorithm 1, :func:`optimise`). Every vertex
    starts alone (C[i] = i). One *iteration* (sweep) runs the non-empty
    buckets in turn, lowest degrees first (as the paper; coarse levels try
-   both orders, see "Bucket order" below); inside a bucket all vertices choose a move at once
-   (Algorithm 2) and move together; the community totals a_c and sizes are
-   updated after each bucket (by the movers' degrees; recomputed exactly
-   once per sweep), so later buckets see the moves of earlier ones. Iterations repeat while the
-   modularity gain of an iteration is at least the threshold
-   (``threshold_large * |Q|`` while more than ``large_graph`` vertices of the
-   level's graph have a non-loop entry, else ``threshold``), at most
-   ``max_iters`` times.
+   both orders, see "Bucket order" below); inside a bucket all vertices
+   choose a move at once (Algorithm 2) and move together; the community
+   totals a_c and sizes are updated after each bucket (by the movers'
+   degrees; recomputed exactly once per sweep), so later buckets see the
+   moves of earlier ones. Iterations repeat while the modularity gain of an
+   iteration is at least the threshold (``threshold_large * |Q|`` while more
+   than ``large_graph`` vertices of the level's graph have a non-loop entry,
+   else ``threshold``), at most ``max_iters`` times.
 3. **Compute move** (Algorithm 2, :func:`move_bucket`). The GPU code
    accumulates e_{i->c} in per-vertex hash tables. Here the bucket's entries
    (i, j) are read through a window of static length (the smallest of the
@@ -502,7 +502,7 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
     loops = 2 * jnp.sum(jnp.where(loop & (src < n_cap), w, 0))
     return Buckets(_pad(s, e_cap, n_cap), _pad(d, e_cap, n_cap), _pad(ww, e_cap, 0),
                    _pad(d_rank, e_cap, -1), start.astype(jnp.int32), count.astype(jnp.int32),
-                   jnp.maximum(width, 0).astype(jnp.int32), of, k, loops,
+                   width.astype(jnp.int32), of, k, loops,
                    jnp.sum(row_len > 0, dtype=jnp.int32))
 
 
