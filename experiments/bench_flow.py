@@ -202,7 +202,9 @@ def main():
                    help="CLASS:SCALE[,SCALE...] (log2 vertex counts), e.g. rlg:19,21 genrmf:18; "
                    "default: the issue-5 set")
     p.add_argument("--variants", nargs="+", default=["bcsr", "rcsr"],
-                   help="bcsr, rcsr (stored reverse index) or bcsr-search (binary search)")
+                   help="bcsr, rcsr (stored reverse index) or bcsr-search (binary search); a '+xla' suffix runs "
+                   "the global relabels' BFS levels without the Pallas kernel (the GPU default), '+kernel:levels=4,width=16' "
+                   "with those knobs of jaxmatch.kernels.bfs_level.Config")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--peers", nargs="*", default=["scipy", "ortools"])
     p.add_argument("--peer-limit", type=float, default=30.0, help="seconds before scipy is given up")
@@ -312,11 +314,17 @@ def main():
             src = jnp.asarray(np.resize(sources, 20), jnp.int32)  # one terminal-array shape: one compilation
             snk = jnp.asarray(np.resize(sinks, 20), jnp.int32)
             for variant in args.variants:
-                layout, reverse = (variant.split("-") + ["index"])[:2]
+                base, _, tag = variant.partition("+")   # "+xla": the global relabels' BFS without the kernel
+                layout, reverse = (base.split("-") + ["index"])[:2]
+                vkw = dict(kw, kernel=False) if tag == "xla" else kw
+                if tag.startswith("kernel:"):   # "+kernel:levels=4,width=16": the kernel with those knobs
+                    from jaxmatch.kernels.bfs_level import Config as BFSConfig
+                    knobs = dict(kv.split("=") for kv in tag[7:].split(","))
+                    vkw = dict(kw, kernel=BFSConfig(**{key: int(val) for key, val in knobs.items()}))
                 t1 = time.perf_counter()
                 net = FlowNetwork.from_edges(t, h, c, n, layout=layout, **caps)
                 layout_s = time.perf_counter() - t1
-                run = lambda: jax.block_until_ready(max_flow(net, src, snk, reverse=reverse, **kw))  # noqa: E731
+                run = lambda: jax.block_until_ready(max_flow(net, src, snk, reverse=reverse, **vkw))  # noqa: E731
                 t1 = time.perf_counter()
                 warm = run()
                 first = time.perf_counter() - t1

@@ -11,7 +11,7 @@ from experiments.generators import stable_hard
 from jaxmatch._ops import sum_words, words_total
 from jaxmatch.certify import check_stable
 from jaxmatch.graph import GraphInputError
-from jaxmatch.kernels import stable_mw
+from jaxmatch.kernels import bfs_level, stable_mw
 from jaxmatch.kernels.stable_mw import Config
 from jaxmatch.stable import as_instance, stable_marriage
 from jaxmatch.stable import gale_shapley as gs
@@ -142,3 +142,101 @@ def test_sum_words_is_exact():
         x[:3] = 2**31 - 1
         assert words_total(sum_words(jax.numpy.asarray(x))) == int(x.astype(np.int64).sum())
     assert words_total(sum_words(jax.numpy.zeros(5, jax.numpy.int32))) == 0
+
+
+# ---------------------------------------------------------------------------
+# one BFS level of the flow solver's global relabel (jaxmatch.kernels.bfs_level)
+
+def _residual_case(rng, n, m):
+    """A random residual CSR (rows by tail, reverse positions) with some zero residual capacities."""
+    from jaxmatch.flow import FlowNetwork
+    tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
+    net = FlowNetwork.from_edges(tail, head, rng.integers(0, 3, m), n, vertex_capacity=n + 3)
+    rc = jax.numpy.asarray(rng.integers(0, 2, net.res_rev.shape[0]), jax.numpy.int32)
+    return net, rc
+
+
+@pytest.mark.parametrize("cfg", [bfs_level.Config(block=4, width=2, programs=3),
+                                 bfs_level.Config(block=8, width=4, programs=1)])
+def test_bfs_level_equals_reference(cfg):
+    """Random residual graphs and frontiers (rows longer than the width, more chunks than programs,
+    blocked vertices): the same labels, the same next frontier as a set, the same counts."""
+    rng = np.random.default_rng(cfg.block)
+    for trial in range(12):
+        n = int(rng.integers(2, 40))
+        net, rc = _residual_case(rng, n, int(rng.integers(1, 6 * n)))
+        vc = net.vertex_cap
+        level = int(rng.integers(1, 5))
+        frontier_ids = rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)
+        dist = np.full(vc, 2**31 - 1, np.int32)
+        dist[frontier_ids] = level - 1
+        dist[rng.choice(n, size=n // 5, replace=False)] = -1       # blocked (may hide frontier vertices' labels)
+        dist[frontier_ids] = level - 1
+        frontier = np.full(vc, vc, np.int32)
+        frontier[:frontier_ids.size] = frontier_ids
+        counted = rng.random(vc) < 0.5
+        args = (jax.numpy.asarray(frontier), np.int32(frontier_ids.size), np.int32(level), jax.numpy.asarray(dist),
+                net.res.indptr, net.res.indices, net.res_rev, rc, jax.numpy.asarray(counted))
+        d, nxt, cnt, found = bfs_level.bfs_level(*args, cfg=cfg, interpret=True)
+        rd, rnxt, rcnt, rfound = bfs_level._reference(*args)
+        np.testing.assert_array_equal(np.asarray(d), np.asarray(rd))
+        assert int(cnt) == int(rcnt) and int(found) == int(rfound)
+        assert sorted(np.asarray(nxt)[:int(cnt)].tolist()) == np.asarray(rnxt)[:int(rcnt)].tolist()
+        assert int(cnt) == int(np.sum((np.asarray(d) == level) & (dist != level)))
+
+
+def test_bfs_level_lowers_to_triton():
+    """The kernel lowers for the GPU (Triton) from a CPU-only install: the lowering rules accept every op."""
+    net, rc = _residual_case(np.random.default_rng(0), 16, 40)
+    vc = net.vertex_cap
+    f = jax.jit(lambda *a: bfs_level.bfs_level(*a, cfg=bfs_level.Config()))
+    args = (jax.numpy.zeros(vc, jax.numpy.int32), np.int32(1), np.int32(1), jax.numpy.zeros(vc, jax.numpy.int32),
+            net.res.indptr, net.res.indices, net.res_rev, rc, jax.numpy.ones(vc, bool))
+    text = f.trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+    assert "triton" in text
+
+
+def test_max_flow_with_bfs_kernel():
+    """max_flow with its global relabels' BFS in the kernel (interpret mode; one and three levels per
+    loop iteration): the same flow, bit for bit, and the same step counts, with one and with several
+    terminals; the certificates hold."""
+    from experiments.generators import genrmf
+    from jaxmatch import certify
+    from jaxmatch.flow import FlowNetwork, max_flow
+    rng = np.random.default_rng(5)
+    tail, head, cap, s, t, n = genrmf(4, 3, seed=1)
+    cases = [(tail, head, cap, n, s, t), None]
+    n = 30
+    tail, head = rng.integers(0, n, 150), rng.integers(0, n, 150)
+    cases[1] = (tail, head, rng.integers(0, 9, 150), n, [0, 1, 2], [27, 28, 29])
+    for i, (tail, head, cap, n, s, t) in enumerate(cases):
+        net = FlowNetwork.from_edges(tail, head, cap, n)
+        a = max_flow(net, s, t, kernel=False)
+        b = max_flow(net, s, t, kernel=bfs_level.Config(block=4, width=2, programs=2, levels=1 + 2 * i))
+        np.testing.assert_array_equal(np.asarray(a.flow), np.asarray(b.flow))
+        assert {k: int(v) for k, v in a.stats.items()} == {k: int(v) for k, v in b.stats.items()}
+        certify.check_flow(net, s, t, b.flow, int(b.flow_value))
+        certify.check_min_cut(net, s, t, np.asarray(b.source_side), int(b.flow_value))
+    with pytest.raises(GraphInputError, match="kernel"):
+        max_flow(net, 0, 1, kernel="yes")
+
+
+def test_bfs_kernel_default(monkeypatch):
+    """On the GPU the kernel is on by default, except under vmap (where max_flow keeps the XLA levels)."""
+    import dataclasses
+
+    import jaxmatch.flow as flow
+    from jaxmatch.flow import FlowNetwork
+    net = FlowNetwork.from_edges([0, 1], [1, 2], [1, 1], 3)
+    monkeypatch.setattr(flow.jax, "default_backend", lambda: "cpu")
+    assert flow._kernel_config(None, net) is None
+    monkeypatch.setattr(flow.jax, "default_backend", lambda: "gpu")
+    assert flow._kernel_config(None, net) == bfs_level.Config()
+    assert flow._kernel_config(False, net) is None
+    seen = []
+
+    def inside(cap):
+        seen.append(flow._kernel_config(None, dataclasses.replace(net, cap=cap)))
+        return cap
+    jax.vmap(inside)(jax.numpy.stack([net.cap, net.cap]))
+    assert seen == [None]

@@ -19,6 +19,7 @@ import numpy as np
 
 from jaxmatch._ops import is_traced, mask_ids, take, with_status_name
 from jaxmatch.flow import push_relabel as _pr
+from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch.graph import (
     CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_positive, check_type, next_pow2)
 
@@ -194,8 +195,21 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
 # max flow and min cut
 
 
+def _kernel_config(kernel, net):
+    """The BFS-level kernel's config: by default on the GPU, outside vmap (see :func:`max_flow`)."""
+    if kernel is None:
+        # vmap's tracers by name: the class is not public API and has moved between JAX versions
+        kernel = jax.default_backend() == "gpu" and type(net.cap).__name__ != "BatchTracer"
+    if kernel is True:
+        kernel = _bfs_level.Config()
+    if kernel is not False and not isinstance(kernel, _bfs_level.Config):
+        raise GraphInputError(f"kernel must be None, a bool or a bfs_level.Config, got {kernel!r}")
+    return kernel or None
+
+
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
-             k: float = _pr.DEFAULT_K, lanes: int = _pr.DEFAULT_LANES, reverse: str = "index") -> FlowResult:
+             k: float = _pr.DEFAULT_K, lanes: int = _pr.DEFAULT_LANES, reverse: str = "index",
+             kernel=None) -> FlowResult:
     """Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
 
     ``source`` and ``sink`` are vertex ids or 1-D arrays of ids (several
@@ -210,7 +224,12 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     :mod:`jaxmatch.flow.push_relabel`), ``lanes`` the most arcs one step
     scans at once (widened to the longest residual row; under jit/vmap the
     whole residual arc array), ``reverse`` how a push finds the reverse arc
-    ("index": stored; "search": binary search, BCSR).
+    ("index": stored; "search": binary search, BCSR). ``kernel``: run the
+    global relabels' BFS levels in the Pallas kernel of
+    :mod:`jaxmatch.kernels.bfs_level`, one launch per level (default: on
+    the GPU, outside ``vmap``; elsewhere it runs in Pallas's interpreter;
+    a :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs). The
+    result is the same either way.
 
     Capacities are int32 (int64 under ``jax_enable_x64``); a network whose
     total capacity out of the sources overflows that type is rejected.
@@ -228,7 +247,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     (5, [3, 2, 1, 2, 3], [True, False, False, False])
     """
     net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
-    flow, value, side, status, stats = _solve(net, src, snk, **opts)
+    kernel = _kernel_config(kernel, net)
+    flow, value, side, status, stats = _solve(net, src, snk, kernel=kernel,
+                                              interpret=kernel is not None and jax.default_backend() != "gpu", **opts)
     stats = {k: v for k, v in stats.items() if k != "rung_steps"}  # scalars only
     if not is_traced(net.n):
         flow, side = flow[:int(net.n_arcs)], side[:int(net.n)]
@@ -243,9 +264,10 @@ def _solve(net, source, sink, **opts):
     return _solve_jit(net, source, sink, **opts)
 
 
-@partial(jax.jit, static_argnames=("k", "width", "search"))
-def _solve_jit(net, source, sink, *, max_iters, k, width, search):
-    return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, width=width, search=search)
+@partial(jax.jit, static_argnames=("k", "width", "search", "kernel", "interpret"))
+def _solve_jit(net, source, sink, *, max_iters, k, width, search, kernel=None, interpret=False):
+    return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, width=width, search=search,
+                               kernel=kernel, interpret=interpret)
 
 
 def min_cut(net: FlowNetwork, source, sink, **options) -> CutResult:

@@ -84,8 +84,10 @@ Global relabel (the paper's heuristic of line 23, done on the device with no
 host round trip): a backward BFS from the sinks over the residual arcs (level
 1 by one pass over all arcs, so the sinks' long rows never enter the lanes;
 then a frontier queue built like the AVQ, on the same ladder, so a level
-costs O(frontier + its arcs)), gives every vertex its residual distance to a
-sink; vertices that cannot reach a sink get h = n and stop being active
+costs O(frontier + its arcs); with ``kernel``, the default on the GPU, each
+further level is one launch of the Pallas kernel of
+:mod:`jaxmatch.kernels.bfs_level` instead), gives every vertex its residual
+distance to a sink; vertices that cannot reach a sink get h = n and stop being active
 (their excess is *stranded*). The BFS stops as soon as every vertex that was
 active is labelled (vertices it did not reach then get max(h, L + 1), L the
 lowest unexpanded level: a valid lower bound), or when the frontier is
@@ -153,6 +155,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, take
+from jaxmatch.kernels.bfs_level import bfs_level
 
 DEFAULT_K = 0.5
 DEFAULT_LANES = 1 << 18
@@ -408,14 +411,17 @@ def _bfs_step(net, rc, counted, b: BFSState, *, rung: Rung, search: bool) -> BFS
                     b.levels + 1)
 
 
-def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unroll: int, early: bool, owner):
+def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unroll: int, early: bool, owner,
+                 kernel=None, interpret=False):
     """Residual distance to the set ``roots`` by a level-synchronous BFS over residual arcs (backwards).
 
     Level 1 is found by one pass over all residual arcs (so the roots' rows,
     which can be long, never enter the lanes), the next levels from a
     frontier queue. ``blocked`` vertices are never labelled or passed
     through. With ``early``, the BFS stops once every ``counted`` vertex is
-    labelled. Returns (dist [vertex_cap]: INT_MAX where not labelled, -1
+    labelled. With ``kernel`` (a :class:`jaxmatch.kernels.bfs_level.Config`;
+    the stored reverse index only), each further level is one launch of
+    that kernel, with ``interpret`` in Pallas's interpreter. Returns (dist [vertex_cap]: INT_MAX where not labelled, -1
     where blocked; the lowest unexpanded level, or -1 when the frontier ran
     empty; the number of BFS levels; the owner scratch).
     """
@@ -442,16 +448,42 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
             b = lax.switch(_rung(rungs, b.count, b.arcs, b.longest, going(b)), steps, b)
         return b
 
-    b = lax.while_loop(going, body, b)
+    if kernel is not None and not search:   # every level whole, in one launch; the frontier buffers swap
+        wanted = counted.astype(jnp.int32)
+
+        def level(c, go=True):
+            b, spare = c
+            dist, nxt, count, found = bfs_level(b.frontier, jnp.where(go, b.count, 0), b.levels + 1, b.dist,
+                                                net.res.indptr, net.res.indices, net.res_rev, rc, wanted, spare,
+                                                cfg=kernel, interpret=interpret)
+            if go is True:
+                return b._replace(dist=dist, frontier=nxt, count=count, found=b.found + found,
+                                  levels=b.levels + 1), b.frontier
+            # a level that may be past the end: a no-op there (count 0: the kernel writes nothing)
+            return (b._replace(dist=dist, frontier=jnp.where(go, nxt, b.frontier), count=jnp.where(go, count, b.count),
+                               found=b.found + found, levels=b.levels + go.astype(jnp.int32)),
+                    jnp.where(go, b.frontier, spare))
+
+        def levels(c):   # kernel.levels levels per loop iteration, the later ones no-ops once done
+            c = level(c)
+            for _ in range(kernel.levels - 1):
+                c = level(c, going(c[0]))
+            return c
+
+        b, _ = lax.while_loop(lambda c: going(c[0]), levels, (b, jnp.full(vc, vc, jnp.int32)))
+    else:
+        b = lax.while_loop(going, body, b)
     lowest = jnp.where(b.count > 0, take(b.dist, b.frontier[0], INT_MAX), -1)
     return b.dist, lowest, b.levels, b.owner
 
 
-def global_relabel(net, s: PRState, targets, fixed, terminal, n, k: float, rungs, *, search, unroll, early):
+def global_relabel(net, s: PRState, targets, fixed, terminal, n, k: float, rungs, *, search, unroll, early,
+                   kernel=None, interpret=False):
     """Heights from a BFS to the targets (see the module docstring), and a rebuilt AVQ."""
     counted = (s.excess > 0) & (s.height < n) & ~terminal
     dist, lowest, levels, owner = residual_bfs(net, s.rc, targets, fixed, counted, rungs, search=search,
-                                               unroll=unroll, early=early, owner=s.owner)
+                                               unroll=unroll, early=early, owner=s.owner, kernel=kernel,
+                                               interpret=interpret)
     floor = jnp.where(lowest < 0, n, jnp.minimum(lowest + 1, n))
     labelled = (dist >= 0) & (dist < INT_MAX)
     height = jnp.where(labelled, dist, jnp.minimum(jnp.maximum(s.height, floor), n))
@@ -539,7 +571,8 @@ def push_relabel_step(net, terminal, n, s: PRState, *, rung: Rung, search: bool)
                       relabels=s.relabels + jnp.sum(relabel, dtype=jnp.int32))
 
 
-def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search, unroll, early):
+def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search, unroll, early, kernel=None,
+              interpret=False):
     """Push-relabel towards ``targets`` until no vertex is active (or max_iters steps); returns the final state.
 
     Each loop iteration runs a global relabel if one is due (the first
@@ -553,7 +586,7 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
                 zero, jnp.full(vc, INT_MAX, jnp.int32), zero, jnp.float32(0), jnp.float32(0), zero, zero, zero, zero,
                 jnp.zeros(len(rungs), jnp.int32))
     relabel = partial(global_relabel, net, targets=targets, fixed=fixed, terminal=terminal, n=n, k=k, rungs=rungs,
-                      search=search, unroll=unroll, early=early)
+                      search=search, unroll=unroll, early=early, kernel=kernel, interpret=interpret)
     steps = [lambda s: s] + [partial(push_relabel_step, net, terminal, n, rung=r, search=search) for r in rungs]
 
     def going(s: PRState):
@@ -594,7 +627,7 @@ def gap_cut(height, real, n):
 
 
 def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False, rungs=None,
-                    unroll=None, early=True):
+                    unroll=None, early=True, kernel=None, interpret=False):
     """Both phases on the device.
 
     ``source`` and ``sink``: int32 ids (scalars or 1-D arrays; out-of-range
@@ -604,7 +637,10 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     longest row of a non-terminal vertex as lanes). ``unroll``:
     push-relabel steps per loop iteration (default: 1 up to ``ONE_RUNG``
     vertices of capacity, else ``DEFAULT_UNROLL``). ``early``: global
-    relabels stop when every active vertex is labelled. Returns (flow
+    relabels stop when every active vertex is labelled. ``kernel``: a
+    :class:`jaxmatch.kernels.bfs_level.Config` to run the global relabels'
+    BFS levels in that kernel (``interpret``: in Pallas's interpreter).
+    Returns (flow
     [arc_cap], value, source_side [vertex_cap], status, stats dict, whose
     ``rung_steps`` counts the push-relabel steps run in each rung).
     """
@@ -617,7 +653,8 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     real = jnp.arange(vc) < n
     is_source = _mask_of(source, vc) & real
     is_sink = _mask_of(sink, vc) & real & ~is_source
-    opts = dict(max_iters=max_iters, k=k, rungs=rungs, search=search, unroll=unroll, early=early)
+    opts = dict(max_iters=max_iters, k=k, rungs=rungs, search=search, unroll=unroll, early=early, kernel=kernel,
+                interpret=interpret)
 
     # phase 0: a maximum preflow towards the sinks; phase 1: the stranded excess back to the sources.
     # One loop over the two phases, so that the phase's code is compiled once.

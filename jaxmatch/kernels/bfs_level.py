@@ -1,0 +1,176 @@
+"""One level of the global relabel's backward BFS as one Pallas kernel.
+
+The global relabel of :mod:`jaxmatch.flow.push_relabel` is a level-synchronous
+BFS from the sinks over residual arcs, backwards. On the DIMACS families
+and road graphs most of the solver's loop steps are BFS levels (63-67% of
+them on the H100: 485,000 of genrmf21's 738,000 steps), each a handful of
+XLA kernels for a frontier of a few thousand vertices, so the fixed cost of
+a step, not the work, sets their time. This kernel does a level in one
+launch:
+
+1. every program takes chunks of :attr:`Config.block` frontier vertices
+   (chunk i, i + programs, ...; the first ``count`` entries of
+   ``frontier``) and walks their residual rows :attr:`Config.width` arcs at
+   a time, as many times as its longest row needs;
+2. an arc (y, x) of a frontier vertex y whose reverse (x, y) is residual,
+   with x not labelled, proposes x for ``level``: ``old =
+   atomic_min(dist[x], level)``, and the lane that finds ``old`` unlabelled
+   (``INT_MAX``) owns x, so each vertex enters the next frontier once;
+3. the owners reserve places in the next frontier with one atomic add on
+   its count per chunk and write themselves there, in an order that
+   depends on the timing of the programs; the vertices of interest among
+   them are added up by a second atomic.
+
+``dist`` and the result are the same whatever the timing: the set of
+vertices at distance ``level`` is fixed, and so is each one's ``dist``.
+``dist`` holds non-negative int32 levels (``INT_MAX`` unlabelled, -1
+blocked) as float32 bit patterns, for the reason given in
+:func:`jaxmatch.kernels.stable_mw._atomic_min`.
+
+``_reference`` is the same level in pure JAX (the next frontier in vertex
+order). Cost: O(frontier + its arcs) per level, one launch.
+
+>>> import jax.numpy as jnp
+>>> indptr = jnp.array([0, 1, 3, 4], jnp.int32)        # path 0 - 1 - 2, rows sorted by tail
+>>> heads = jnp.array([1, 0, 2, 1], jnp.int32)
+>>> rev = jnp.array([1, 0, 3, 2], jnp.int32)
+>>> rc = jnp.array([1, 1, 1, 1], jnp.int32)
+>>> dist = jnp.array([2**31 - 1, 2**31 - 1, 0], jnp.int32)
+>>> frontier = jnp.array([2, 3, 3], jnp.int32)
+>>> out = bfs_level(frontier, jnp.int32(1), jnp.int32(1), dist, indptr, heads, rev, rc,
+...                 jnp.ones(3, bool), cfg=Config(block=2, width=2, programs=2), interpret=True)
+>>> out[0].tolist(), out[1][:int(out[2])].tolist(), int(out[2]), int(out[3])
+([2147483647, 1, 0], [1], 1, 1)
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as plgpu
+
+from jaxmatch._ops import INT_MAX, take
+from jaxmatch.kernels.stable_mw import _atomic_min, _f32, _i32, _load, _store
+
+
+class Config(NamedTuple):
+    """The kernel's static knobs (hashable: a jit static argument)."""
+
+    block: int = 32        # frontier vertices per chunk (a power of two)
+    width: int = 16        # arcs per vertex per inner step (a power of two)
+    programs: int = 1024   # programs of the grid, at most (each takes every programs-th chunk)
+    num_warps: int = 4
+    levels: int = 4        # levels per iteration of the caller's BFS loop (no-ops past the end)
+
+
+def _atomic_add(ref, i: int, value, interpret):
+    """``old = ref[i]; ref[i] += value`` for a scalar int32 (a scalar atomic takes Triton's integer path)."""
+    if not interpret:
+        return plgpu.atomic_add(ref, (i,), value)
+    old = ref[i]
+    ref[i] = old + value
+    return old
+
+
+def _flat(f, ref, idx, val, mask, interpret):
+    """``f`` (an atomic or a store of :mod:`stable_mw`) on a 2-D tile: as it is on the GPU, flattened in interpret mode."""
+    if not interpret:
+        return f(ref, idx, val, mask, interpret)
+    out = f(ref, idx.reshape(-1), val.reshape(-1), mask.reshape(-1), interpret)
+    return None if out is None else out.reshape(idx.shape)
+
+
+def _kernel(meta_ref, frontier, indptr, heads, rev, rc, counted, dist_in, nxt_in, cnt_in, dist, nxt, cnt, *,
+            cfg: Config, grid: int, interpret: bool):
+    del dist_in, nxt_in, cnt_in   # aliased: the output refs hold the same data
+    block, width = cfg.block, cfg.width
+    count, level = meta_ref[0], meta_ref[1]
+    cols = jnp.arange(width, dtype=jnp.int32)[None, :]
+    slots = jnp.arange(block, dtype=jnp.int32)
+    chunks = (count + block - 1) // block
+
+    def chunk(c):
+        rows = c * block + slots
+        ok = rows < count
+        y = _load(frontier, rows, ok, 0)
+        start = _load(indptr, y, ok, 0)
+        deg = jnp.where(ok, _load(indptr, y + 1, ok, 0) - start, 0)
+
+        def step(j, carry):
+            q = j * width + cols
+            valid = q < deg[:, None]
+            k = start[:, None] + q
+            x = _load(heads, k, valid, 0)
+            back = _load(rc, _load(rev, k, valid, 0), valid, 0) > 0
+            cand = valid & back & (_i32(_load(dist, x, valid & back, 0.0, volatile=True)) == INT_MAX)
+            old = _flat(_atomic_min, dist, x, jnp.full((block, width), level, jnp.int32), cand, interpret)
+            new = cand & (old == INT_MAX)
+            n_row = jnp.sum(new.astype(jnp.int32), axis=1)
+            n_new = jnp.sum(n_row)
+
+            @pl.when(n_new > 0)
+            def _():
+                base = _atomic_add(cnt, 0, n_new, interpret)
+                before = jnp.cumsum(n_row) - n_row
+                pos = base + before[:, None] + jnp.cumsum(new.astype(jnp.int32), axis=1) - 1
+                _flat(_store, nxt, pos, x, new, interpret)
+                found = jnp.sum(jnp.where(new, _load(counted, x, new, 0), 0))
+                _atomic_add(cnt, 1, found, interpret)
+            return carry
+
+        lax.fori_loop(0, (jnp.max(deg) + width - 1) // width, step, ())
+
+    i = pl.program_id(0)
+    lax.fori_loop(0, jnp.maximum(chunks - i + grid - 1, 0) // grid, lambda t, carry: (chunk(i + t * grid), carry)[1], ())
+
+
+def bfs_level(frontier, count, level, dist, indptr, heads, rev, rc, counted, out=None, *, cfg: Config = Config(),
+              interpret: bool = False):
+    """Label, at ``level``, the unlabelled tails of the residual arcs into the first ``count`` vertices of ``frontier``.
+
+    ``dist`` [vertex_cap] int32 (``INT_MAX`` unlabelled, -1 blocked);
+    ``heads``, ``rev``, ``rc`` the residual CSR's heads, reverse positions
+    and residual capacities (rows by tail, ``indptr``); ``counted`` [vertex_cap]
+    the vertices of interest; ``out`` [vertex_cap] int32 a buffer for the next
+    frontier (its contents do not matter; a fresh one if None). Returns
+    ``(dist, next frontier [vertex_cap]: its first count entries, count,
+    vertices of interest among them)``.
+    """
+    vc = dist.shape[0]
+    grid = max(1, min(cfg.programs, -(-vc // cfg.block)))
+    meta = jnp.stack([jnp.asarray(count, jnp.int32), jnp.asarray(level, jnp.int32)])
+    ins = [meta, frontier, indptr, heads, rev, rc, counted.astype(jnp.int32),
+           _f32(dist), jnp.full(vc, vc, jnp.int32) if out is None else out, jnp.zeros(2, jnp.int32)]
+    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
+    kernel = pl.pallas_call(
+        partial(_kernel, cfg=cfg, grid=grid, interpret=interpret),
+        grid=(grid,),
+        in_specs=[whole(x) for x in ins],
+        out_specs=[whole(x) for x in ins[-3:]],
+        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in ins[-3:]],
+        input_output_aliases={7: 0, 8: 1, 9: 2},
+        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
+        interpret=interpret,
+    )
+    d, nxt, cnt = kernel(*ins)
+    return _i32(d), nxt, cnt[0], cnt[1]
+
+
+def _reference(frontier, count, level, dist, indptr, heads, rev, rc, counted):
+    """The same level in pure JAX; the next frontier in vertex order."""
+    vc = dist.shape[0]
+    size = heads.shape[0]
+    src = jnp.searchsorted(indptr, jnp.arange(size, dtype=jnp.int32), side="right").astype(jnp.int32) - 1
+    in_frontier = jnp.zeros(vc, bool).at[jnp.where(jnp.arange(vc) < count, frontier, vc)].set(True, mode="drop")
+    hit = take(in_frontier, src, False) & (take(rc, rev, 0) > 0) & (take(dist, heads, -1) == INT_MAX)
+    new = jnp.zeros(vc, bool).at[jnp.where(hit, heads, vc)].set(True, mode="drop")
+    dist = jnp.where(new, level, dist).astype(jnp.int32)
+    ids = jnp.arange(vc, dtype=jnp.int32)
+    order = jnp.argsort(~new, stable=True).astype(jnp.int32)
+    n = jnp.sum(new, dtype=jnp.int32)
+    nxt = jnp.where(ids < n, ids[order], vc)
+    return dist, nxt, n, jnp.sum(new & counted, dtype=jnp.int32)
