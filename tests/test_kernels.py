@@ -240,3 +240,18 @@ def test_bfs_kernel_default(monkeypatch):
         return cap
     jax.vmap(inside)(jax.numpy.stack([net.cap, net.cap]))
     assert seen == [None]
+
+
+def test_max_flow_with_bfs_kernel_under_vmap():
+    """The kernel asked for explicitly under vmap (Pallas batches it): each network's own value."""
+    import jaxmatch
+    from experiments.generators import genrmf
+    from jaxmatch.flow import FlowNetwork, max_flow
+    nets, values = [], []
+    for seed in range(3):
+        tail, head, cap, s, t, n = genrmf(3, 3, seed=seed)
+        nets.append(FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=32, arc_capacity=128))
+        values.append(int(max_flow(nets[-1], s, t, kernel=False).flow_value))
+    cfg = bfs_level.Config(block=4, width=2, programs=2)
+    out = jax.vmap(lambda net: max_flow(net, 0, 26, kernel=cfg))(jaxmatch.stack(nets))
+    assert out.flow_value.tolist() == values and np.all(np.asarray(out.status) == 0)
