@@ -164,7 +164,8 @@ def main(argv=None):
                 r = run(a, order, args.visits, k, args.max_sweeps)
                 rows.append(r)
                 print(f"| {a} | {r['vertices']:,} | {r['arcs']:,} | {order} | {k} | {r['value']:,} | "
-                      f"{r['value'] == r['scipy_value'] and r['finished']} | {r['sweeps']:,} | {r['global_relabels']} | "
+                      f"{r['value'] == r['scipy_value'] and r['finished']} | {r['sweeps']:,} | "
+                      f"{r['global_relabels']} | "
                       f"{r['bfs_levels']:,} | {r['rounds']:,} | {r['seconds']} |", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1))

@@ -87,8 +87,8 @@ then a frontier queue built like the AVQ, on the same ladder, so a level
 costs O(frontier + its arcs); with ``kernel``, the default on the GPU, each
 further level is one launch of the Pallas kernel of
 :mod:`jaxmatch.kernels.bfs_level` instead), gives every vertex its residual
-distance to a sink; vertices that cannot reach a sink get h = n and stop being active
-(their excess is *stranded*). The BFS stops as soon as every vertex that was
+distance to a sink; vertices that cannot reach a sink get h = n and stop
+being active (their excess is *stranded*). The BFS stops as soon as every vertex that was
 active is labelled (vertices it did not reach then get max(h, L + 1), L the
 lowest unexpanded level: a valid lower bound), or when the frontier is
 empty. Frequency: the usual work-based rule (Goldberg's hi_pr, Baumstark et
@@ -421,8 +421,8 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
     through. With ``early``, the BFS stops once every ``counted`` vertex is
     labelled. With ``kernel`` (a :class:`jaxmatch.kernels.bfs_level.Config`;
     the stored reverse index only), each further level is one launch of
-    that kernel, with ``interpret`` in Pallas's interpreter. Returns (dist [vertex_cap]: INT_MAX where not labelled, -1
-    where blocked; the lowest unexpanded level, or -1 when the frontier ran
+    that kernel, with ``interpret`` in Pallas's interpreter. Returns (dist
+    [vertex_cap]: INT_MAX where not labelled, -1 where blocked; the lowest unexpanded level, or -1 when the frontier ran
     empty; the number of BFS levels; the owner scratch).
     """
     vc = net.vertex_cap
@@ -640,8 +640,7 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     relabels stop when every active vertex is labelled. ``kernel``: a
     :class:`jaxmatch.kernels.bfs_level.Config` to run the global relabels'
     BFS levels in that kernel (``interpret``: in Pallas's interpreter).
-    Returns (flow
-    [arc_cap], value, source_side [vertex_cap], status, stats dict, whose
+    Returns (flow [arc_cap], value, source_side [vertex_cap], status, stats dict, whose
     ``rung_steps`` counts the push-relabel steps run in each rung).
     """
     vc = net.vertex_cap

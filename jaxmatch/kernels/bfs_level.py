@@ -77,7 +77,7 @@ def _atomic_add(ref, i: int, value, interpret):
 
 
 def _flat(f, ref, idx, val, mask, interpret):
-    """``f`` (an atomic or a store of :mod:`stable_mw`) on a 2-D tile: as it is on the GPU, flattened in interpret mode."""
+    """``f`` (an atomic or a store of :mod:`stable_mw`) on a 2-D tile: as is on the GPU, flattened when interpreted."""
     if not interpret:
         return f(ref, idx, val, mask, interpret)
     out = f(ref, idx.reshape(-1), val.reshape(-1), mask.reshape(-1), interpret)
@@ -125,7 +125,8 @@ def _kernel(meta_ref, frontier, indptr, heads, rev, rc, counted, dist_in, nxt_in
         lax.fori_loop(0, (jnp.max(deg) + width - 1) // width, step, ())
 
     i = pl.program_id(0)
-    lax.fori_loop(0, jnp.maximum(chunks - i + grid - 1, 0) // grid, lambda t, carry: (chunk(i + t * grid), carry)[1], ())
+    mine = jnp.maximum(chunks - i + grid - 1, 0) // grid   # chunks i, i + grid, ... below `chunks`
+    lax.fori_loop(0, mine, lambda t, carry: (chunk(i + t * grid), carry)[1], ())
 
 
 def bfs_level(frontier, count, level, dist, indptr, heads, rev, rc, counted, out=None, *, cfg: Config = Config(),
