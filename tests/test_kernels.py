@@ -185,14 +185,17 @@ def test_bfs_level_equals_reference(cfg):
         assert int(cnt) == int(np.sum((np.asarray(d) == level) & (dist != level)))
 
 
-def test_bfs_level_lowers_to_triton():
-    """The kernel lowers for the GPU (Triton) from a CPU-only install: the lowering rules accept every op."""
-    net, rc = _residual_case(np.random.default_rng(0), 16, 40)
-    vc = net.vertex_cap
-    f = jax.jit(lambda *a: bfs_level.bfs_level(*a, cfg=bfs_level.Config()))
-    args = (jax.numpy.zeros(vc, jax.numpy.int32), np.int32(1), np.int32(1), jax.numpy.zeros(vc, jax.numpy.int32),
-            net.res.indptr, net.res.indices, net.res_rev, rc, jax.numpy.ones(vc, bool))
-    text = f.trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+@pytest.mark.parametrize("x64", [False, True])
+def test_bfs_level_lowers_to_triton(x64):
+    """The kernel lowers for the GPU (Triton) from a CPU-only install: the lowering rules accept every op,
+    also under x64 (int64 residual capacities; the kernel's own sums stay int32)."""
+    with jax.enable_x64(x64):
+        net, rc = _residual_case(np.random.default_rng(0), 16, 40)
+        vc = net.vertex_cap
+        f = jax.jit(lambda *a: bfs_level.bfs_level(*a, cfg=bfs_level.Config()))
+        args = (jax.numpy.zeros(vc, jax.numpy.int32), np.int32(1), np.int32(1), jax.numpy.zeros(vc, jax.numpy.int32),
+                net.res.indptr, net.res.indices, net.res_rev, rc.astype(net.cap.dtype), jax.numpy.ones(vc, bool))
+        text = f.trace(*args).lower(lowering_platforms=("cuda",)).as_text()
     assert "triton" in text
 
 

@@ -104,21 +104,22 @@ def _kernel(meta_ref, frontier, indptr, heads, rev, rc, counted, dist_in, nxt_in
             q = j * width + cols
             valid = q < deg[:, None]
             k = start[:, None] + q
-            x = _load(heads, k, valid, 0)
+            x = _load(heads, k, valid, 0).astype(jnp.int32)
             back = _load(rc, _load(rev, k, valid, 0), valid, 0) > 0
             cand = valid & back & (_i32(_load(dist, x, valid & back, 0.0, volatile=True)) == INT_MAX)
             old = _flat(_atomic_min, dist, x, jnp.full((block, width), level, jnp.int32), cand, interpret)
             new = cand & (old == INT_MAX)
-            n_row = jnp.sum(new.astype(jnp.int32), axis=1)
-            n_new = jnp.sum(n_row)
+            ones = new.astype(jnp.int32)   # int32 sums throughout (jnp.sum widens under x64)
+            n_row = jnp.sum(ones, axis=1, dtype=jnp.int32)
+            n_new = jnp.sum(n_row, dtype=jnp.int32)
 
             @pl.when(n_new > 0)
             def _():
                 base = _atomic_add(cnt, 0, n_new, interpret)
-                before = jnp.cumsum(n_row) - n_row
-                pos = base + before[:, None] + jnp.cumsum(new.astype(jnp.int32), axis=1) - 1
+                before = jnp.cumsum(n_row, dtype=jnp.int32) - n_row
+                pos = base + before[:, None] + jnp.cumsum(ones, axis=1, dtype=jnp.int32) - 1
                 _flat(_store, nxt, pos, x, new, interpret)
-                found = jnp.sum(jnp.where(new, _load(counted, x, new, 0), 0))
+                found = jnp.sum(jnp.where(new, _load(counted, x, new, 0), 0), dtype=jnp.int32)
                 _atomic_add(cnt, 1, found, interpret)
             return carry
 
