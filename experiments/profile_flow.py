@@ -4,7 +4,8 @@ For each instance (``bench_flow.py``'s generators and sizes, ``--sizes
 CLASS:SCALE``), ``max_flow`` (BCSR, stored reverse index, the GPU defaults)
 is warmed up, timed (median of ``--repeats``), then run once under
 ``jax.profiler.trace``. The trace's GPU kernels are summed by HLO
-instruction and traced back to the jaxmatch line that made each one (see
+instruction and traced back to the jaxmatch line that made each one, or
+to its shape where XLA inserted it (a copy; see
 :func:`experiments.profile_louvain.hlo_sources`). Prints the top ``--top``
 instructions, the kernels' share of the wall time and the kernel launches
 and kernel time per loop step (push-relabel steps plus BFS levels); writes
@@ -19,9 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from experiments.bench_flow import build, parse_sizes  # noqa: E402
 from experiments.common import timed  # noqa: E402
-from experiments.profile_louvain import hlo_sources, kernel_times  # noqa: E402
+from experiments.profile_louvain import hlo_sources, traced_kernel_times  # noqa: E402
 
 
 def main(argv=None):
@@ -62,16 +61,8 @@ def main(argv=None):
             wall, _, out = timed(run, a.repeats)
             st = {k: int(np.asarray(v).sum()) for k, v in out[4].items()}
             steps = st["iterations"] + st["return_iterations"] + st["bfs_levels"]
-            hlo = _solve_jit.lower(net, src, snk, **opts).compile().as_text()
-            src_lines = hlo_sources(hlo)
-            for line in hlo.splitlines():   # ops with no source line (copies XLA inserted): their shape and operand
-                m = re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = (\S+) (copy|fusion)\((.*?)\)", line)
-                if m and m.group(1) not in src_lines:
-                    src_lines[m.group(1)] = f"{m.group(3)} {m.group(2)} of {m.group(4)[:60]}"
-            with tempfile.TemporaryDirectory() as d:
-                with jax.profiler.trace(d):
-                    run()
-                ns, calls, total = kernel_times(d)
+            src_lines = hlo_sources(_solve_jit.lower(net, src, snk, **opts).compile().as_text())
+            ns, calls, total = traced_kernel_times(run)
             top = [dict(op=op, ms=v / 1e6, launches=calls[op], per_step_us=v / 1e3 / max(steps, 1),
                         source=src_lines.get(op, "?")) for op, v in ns.most_common(a.top)]
             launches = sum(calls.values())

@@ -42,7 +42,8 @@ def hlo_sources(hlo_text: str) -> dict[str, str]:
     ``source_line``) or, in newer XLA, by a ``stack_frame_id`` into the
     tables at the top of the text. A fusion's own line has no metadata; it
     gets that of the last instruction of its fused computation that has some
-    (its root, usually)."""
+    (its root, usually). A copy or fusion with neither (one XLA inserted)
+    gets its shape and operand."""
     tables = collections.defaultdict(dict)
     section = None
     for line in hlo_text.splitlines()[:20000]:
@@ -100,7 +101,19 @@ def hlo_sources(hlo_text: str) -> dict[str, str]:
         call = re.search(r"calls=%?([\w.\-]+)", line)
         if call and name not in out and call.group(1) in fused:
             out[name] = fused[call.group(1)]
+        copy = re.match(r"\s*(?:ROOT )?%?[\w.\-]+ = (\S+) (copy|fusion)\((.*?)\)", line)
+        if copy and name not in out:   # no source line (a copy XLA inserted): its shape and operand
+            out[name] = f"{copy.group(2)} {copy.group(1)} of {copy.group(3)[:60]}"
     return out
+
+
+def traced_kernel_times(run) -> tuple[collections.Counter, collections.Counter, float]:
+    """:func:`kernel_times` of one call of ``run`` under ``jax.profiler.trace``."""
+    import jax
+    with tempfile.TemporaryDirectory() as d:
+        with jax.profiler.trace(d):
+            run()
+        return kernel_times(d)
 
 
 def kernel_times(trace_dir: str) -> tuple[collections.Counter, collections.Counter, float]:
@@ -148,10 +161,7 @@ def main(argv=None):
         wall, _, out = timed(run, a.repeats)
         sweeps = int(np.asarray(out[5]["iterations"])[0])
         src = hlo_sources(_solve.lower(g, opts, **static).compile().as_text())
-        with tempfile.TemporaryDirectory() as d:
-            with jax.profiler.trace(d):
-                run()
-            ns, calls, total = kernel_times(d)
+        ns, calls, total = traced_kernel_times(run)
         top = [dict(op=op, ms=t / 1e6, launches=calls[op], per_sweep_ms=t / 1e6 / max(sweeps, 1),
                     source=src.get(op, "?")) for op, t in ns.most_common(a.top)]
         rows.append(dict(graph=cls, n=n, entries=e, sweeps=sweeps, wall_s=wall, compile_s=compile_s,
