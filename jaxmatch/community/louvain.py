@@ -118,7 +118,12 @@ Where the array version differs from the CUDA code, and why:
   neighbours drop out; moves still undecided wait. Together they guarantee
   that the bucket's moves raise the modularity at least by the sum of their
   bounded gains (the pairwise interaction terms left are all non-negative),
-  the property the sequential method has.
+  the property the sequential method has. (c) *exclusive moves*: where (a)
+  and (b) leave a bucket no move (on a clique every vertex's bound cancels its
+  whole gain), the candidates that are the best among all candidates touching
+  their source or target community move (:func:`exclusive_moves`); they touch
+  disjoint communities, so Q rises by exactly their gains, and a level ends
+  only at a local optimum of single moves (``certify.check_local_optimum``).
 * The singleton rule blocks i -> c (both singletons, c > C(i)) only when c's
   vertex is in i's bucket, i.e. could move in the same step; the paper's
   wording (every singleton pair) also blocked moves toward singletons of
@@ -590,6 +595,11 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     move = move & (gain > 0)
     # (b) conflicts between neighbours
     move = resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain)
+    # (c) when (a) and (b) leave the bucket no move, the exclusive moves (see exclusive_moves)
+    move, target = lax.cond(
+        jnp.any(move), lambda: (move, target),
+        lambda: exclusive_moves(head & ~own, sc, srid, e_ic, k_row, tot, stay, real_row, comm_row,
+                                vertex, inv2m, resolution))
     mover = jnp.where(move, vertex, n_cap)
     new = jnp.where(move, target, comm_row)
     comm = comm.at[mover].set(new, mode="drop")
@@ -600,6 +610,37 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     one = move.astype(size.dtype)
     size = size.at[gone].add(-one, mode="drop").at[came].add(one, mode="drop")
     return comm, tot, size, jnp.sum(move, dtype=jnp.int32)
+
+
+def exclusive_moves(allowed, sc, srid, e_ic, k_row, tot, stay, real_row, comm_row, vertex,
+                    inv2m, resolution):
+    """The moves of a bucket whose rules (a) and (b) left no move: returns (move, target) per row.
+
+    Every vertex with a positive gain (Eq. (2), no singleton rule, no bound) is a
+    candidate for its best target. A candidate moves when it is the best one
+    (highest gain, ties: smallest id) among all candidates that leave or enter
+    either of its two communities. Movers then touch pairwise disjoint
+    communities, so no two of them are neighbours through a shared community,
+    an edge between two movers is inside none of the four communities before
+    or after, and the modularity rises by exactly the sum of their gains; the
+    best candidate of the bucket always moves. So a sweep ends with no move
+    only when no single vertex move raises Q: the level's partition is a local
+    optimum (on a clique, where every simultaneous move cancels, one vertex
+    moves per bucket and sweep instead of none).
+    """
+    n_cap, W = tot.shape[0], k_row.shape[0]
+    score = jnp.where(allowed, e_ic - resolution * k_row[srid] * take(tot, sc, 0) * inv2m, -jnp.inf)
+    best = sparse_reduce("max", score, srid, allowed, W, -jnp.inf)
+    target = sparse_reduce("min", sc, srid, allowed & (score == best[srid]), W, n_cap)
+    gain = best - stay
+    cand = real_row & (target < n_cap) & (gain > 0) & (inv2m > 0)
+    touched = jnp.concatenate([jnp.where(cand, comm_row, n_cap), jnp.where(cand, target, n_cap)])
+    g2, v2 = jnp.concatenate([gain, gain]), jnp.concatenate([vertex, vertex])
+    top = jnp.full(n_cap, -jnp.inf, gain.dtype).at[touched].max(g2, mode="drop")
+    at_top = g2 == take(top, touched, jnp.inf)
+    first = jnp.full(n_cap, n_cap, vertex.dtype).at[jnp.where(at_top, touched, n_cap)].min(v2, mode="drop")
+    win = cand & (take(first, comm_row, -1) == vertex) & (take(first, target, -1) == vertex)
+    return win, jnp.where(win, target, n_cap)
 
 
 def sparse_reduce(op: str, values, segments, keep, size: int, identity):
