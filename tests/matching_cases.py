@@ -1,6 +1,4 @@
 """Shared cases for the maximum matching tests: random instances, scipy's size, the certificate check."""
-from pathlib import Path
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
@@ -8,7 +6,6 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from jaxmatch import certify
 
 CAPS = dict(row_capacity=64, col_capacity=64, edge_capacity=512)  # one compilation for all cases
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def scipy_size(rows, cols, nr, nc):

@@ -1,6 +1,5 @@
 """Maximum flow and minimum cut (WBPR push-relabel): against scipy, with flow and cut certificates."""
 from functools import partial
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +19,6 @@ from jaxmatch.flow import matching_from_flow, matching_network, max_flow, min_cu
 # one padded size for every network below (the DIMACS m30.max has 902 vertices and 2670 arcs), so that
 # the solver compiles once per option set
 CAPS = dict(vertex_capacity=1024, arc_capacity=4096)
-DIMACS = Path(__file__).resolve().parents[2] / "shared" / "data" / "dimacs_maxflow"
 K = 4  # terminal arrays are padded (by repetition) to this length: one compilation
 
 
@@ -122,10 +120,11 @@ def test_bcsr_binary_search_finds_the_stored_reverse():
     assert np.all(np.asarray(found[400:]) >= 400)  # padding finds padding
 
 
-@pytest.mark.parametrize("name, value", [("example.max", 6), ("test_DIMACS.txt", 25), ("network.dimacs", 228),
-                                         ("m10.max", 9860177), ("m30.max", 28258807)])
+# the bundled DIMACS files example.max, test_DIMACS.txt, network.dimacs, m10.max and m30.max
+@pytest.mark.parametrize("name, value", [("dimacs_example", 6), ("dimacs_test", 25), ("genrmf_small", 228),
+                                         ("mesh10", 9860177), ("mesh30", 28258807)])
 def test_dimacs_files(name, value):
-    net, s, t = jaxmatch.read(DIMACS / name)
+    net, s, t = jaxmatch.read(jaxmatch.datasets.path(name))
     tail, head, cap, n = net.edges()
     assert scipy_value(tail, head, cap, n, s, t) == value
     for layout in ("bcsr", "rcsr"):

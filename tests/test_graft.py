@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxmatch import BipartiteGraph, GraphInputError, certify, read
+from jaxmatch import BipartiteGraph, GraphInputError, certify, datasets, read
 from jaxmatch.bipartite import graft as G
 from jaxmatch.bipartite import _start, initial_matching, maximum_matching
-from tests.matching_cases import (CAPS, DATA, FAMILY_CAPS, adversarial_families, check,
+from tests.matching_cases import (CAPS, FAMILY_CAPS, adversarial_families, check,
                                   check_vmap_equals_single_runs, random_instance, scipy_size)
 
 COMBOS = [dict(graft=a, direction_optimizing=b) for a in (True, False) for b in (True, False)]
@@ -263,17 +263,17 @@ def test_adversarial_families(opts):
 
 
 @pytest.mark.parametrize("name, size", [
-    ("out.brunson_corporate-leadership_corporate-leadership", 20),
-    ("out.brunson_revolution_revolution", 5),
-    ("out.unicodelang", 188),
-    ("out.marvel", 5058),
+    ("corporate_leadership", 20),
+    ("revolution", 5),
+    ("unicodelang", 188),
+    ("marvel", 5058),
 ])
 def test_konect_published_sizes(name, size):
-    g = read(DATA / "konect_bipartite" / name)
+    g = read(datasets.path(name))
     if g.row_cap <= 256 and g.col_cap <= 1024:  # the three small ones share one padding
         g = g.with_capacity(row_capacity=256, col_capacity=1024, edge_capacity=2048)
     check(g, maximum_matching(g, method="graft", init=None), size)
-    if name == "out.marvel":  # the ablation on the largest one: same size, grafting saves edges
+    if name == "marvel":  # the ablation on the largest one: same size, grafting saves edges
         plain = maximum_matching(g, method="graft", init=None, graft=False)
         check(g, plain, size)
         grafted = maximum_matching(g, method="graft", init=None)

@@ -14,46 +14,44 @@ from hypothesis import given, settings, strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching, maximum_flow
 
 import jaxmatch.io as jio
+from jaxmatch import datasets
 from jaxmatch.graph import BipartiteGraph, FlowNetwork, Graph, GraphInputError, stack
 from jaxmatch.io import from_igraph, from_networkx, from_scipy, read, to_scipy
 
-# Present in CI: a missing directory must fail these tests, not skip them.
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# The bundled data files (jaxmatch/datasets, gzip-compressed), by dataset name.
+DATA = Path(datasets.__file__).resolve().parent
 
-# Sizes and optimum values from SOURCES.md. KONECT edge counts: every data line
-# of the four files is a distinct pair (no duplicates to merge), so the stored
-# edge count equals the raw line count (minus the Brunson header line).
-BIPARTITE = {  # file: (n_rows, n_cols, n_edges, maximum matching)
-    "konect_bipartite/out.brunson_corporate-leadership_corporate-leadership": (20, 24, 99, 20),
-    "konect_bipartite/out.brunson_revolution_revolution": (136, 5, 160, 5),
-    "konect_bipartite/out.unicodelang": (254, 614, 1255, 188),
-    "konect_bipartite/out.marvel": (6486, 12942, 96662, 5058),
+# Sizes and optimum values from jaxmatch/datasets/SOURCES.md. KONECT edge counts:
+# every data line of the four files is a distinct pair (no duplicates to merge), so
+# the stored edge count equals the raw line count (minus the Brunson header line).
+BIPARTITE = {  # dataset: (n_rows, n_cols, n_edges, maximum matching)
+    "corporate_leadership": (20, 24, 99, 20),   # out.brunson_corporate-leadership_corporate-leadership
+    "revolution": (136, 5, 160, 5),             # out.brunson_revolution_revolution
+    "unicodelang": (254, 614, 1255, 188),       # out.unicodelang
+    "marvel": (6486, 12942, 96662, 5058),       # out.marvel
 }
-GRAPHS = {  # file: (n, undirected simple edges, weighted)
-    "newman_classic/karate.gml": (34, 78, True),
-    "newman_classic/dolphins.gml": (62, 159, False),
-    "newman_classic/lesmis.gml": (77, 254, True),
-    "newman_classic/netscience.gml": (1589, 2742, True),
-    "newman_classic/celegans.g": (297, 2148, False),
-    # directed multigraph, 2359 arcs: as undirected simple edges, 2148
-    "newman_classic/celegansneural.gml": (297, 2148, True),
-    # directed multigraph, 19090 arcs; 16718 undirected edges, 3 of them self-loops
-    "newman_classic/AdamicBlog.gml": (1490, 16718, True),  # reciprocal arcs sum to weight 2
-    "newman_classic/Facebook_4039.csv": (4039, 88234, False),
+GRAPHS = {  # dataset: (n, undirected simple edges, weighted)
+    "karate": (34, 78, True),                   # karate.gml
+    "dolphins": (62, 159, False),               # dolphins.gml
+    "lesmis": (77, 254, True),                  # lesmis.gml
+    "netscience": (1589, 2742, True),           # netscience.gml
+    "celegans": (297, 2148, False),             # celegans.g
+    # celegansneural.gml: directed multigraph, 2359 arcs: as undirected simple edges, 2148
+    "celegansneural": (297, 2148, True),
+    # AdamicBlog.gml: directed multigraph, 19090 arcs; 16718 undirected edges, 3 of them self-loops
+    "adamic_blogs": (1490, 16718, True),        # reciprocal arcs sum to weight 2
+    "facebook": (4039, 88234, False),           # Facebook_4039.csv
 }
-FLOWS = {  # file: (n, arcs, max flow)
-    "dimacs_maxflow/example.max": (7, 9, 6),
-    "dimacs_maxflow/test_DIMACS.txt": (4, 5, 25),
-    "dimacs_maxflow/network.dimacs": (48, 176, 228),
-    "dimacs_maxflow/m10.max": (102, 290, 9_860_177),
-    "dimacs_maxflow/m30.max": (902, 2670, 28_258_807),
+FLOWS = {  # dataset: (n, arcs, max flow)
+    "dimacs_example": (7, 9, 6),                # example.max
+    "dimacs_test": (4, 5, 25),                  # test_DIMACS.txt
+    "genrmf_small": (48, 176, 228),             # network.dimacs
+    "mesh10": (102, 290, 9_860_177),            # m10.max
+    "mesh30": (902, 2670, 28_258_807),          # m30.max
 }
-
-
-def is_not_a_graph(rel: str) -> bool:
-    name = rel.split("/")[-1]
-    return (name == "SOURCES.md" or name.startswith(("README.", "meta.", "ent."))
-            or (rel.startswith("newman_classic/") and name.endswith(".txt")))
+MODULARITY = {  # dataset: best known modularity of the unweighted simple graph, where published
+    "karate": 0.4198, "dolphins": 0.5285, "lesmis": 0.5600, "netscience": 0.9599, "celegans": 0.406,
+}
 
 
 def same(a, b):
@@ -91,26 +89,57 @@ def write(tmp_path, name, text, compress=False):
 
 
 # --------------------------------------------------------------------------
-# the shared data files
+# the bundled data files (jaxmatch.datasets)
 
 
 def test_data_directory_is_present():
     assert DATA.is_dir(), f"test data missing: {DATA}"
+    assert (DATA / "SOURCES.md").is_file()
 
 
 def test_every_data_file_is_known():
-    files = sorted(str(p.relative_to(DATA)) for p in DATA.rglob("*") if p.is_file())
+    files = sorted(p.name for p in DATA.iterdir() if p.is_file() and p.suffix == ".gz")
     assert files
     known = set(BIPARTITE) | set(GRAPHS) | set(FLOWS)
-    unknown = [f for f in files if f not in known and not is_not_a_graph(f)]
-    assert not unknown, f"classify these data files in tests/test_io.py: {unknown}"
-    assert known <= set(files)
+    assert set(datasets.names()) == known, "classify new datasets in tests/test_io.py"
+    assert sorted(datasets.path(name).name for name in known) == files
 
 
-@pytest.mark.parametrize("rel", sorted(BIPARTITE))
-def test_konect_bipartite(rel):
-    nr, nc, m, matching = BIPARTITE[rel]
-    g = read(DATA / rel)
+@pytest.mark.parametrize("name", datasets.names())
+def test_every_dataset_has_published_sizes_and_answers(name):
+    d = datasets.load(name)
+    assert d.name == name and name in datasets.names(d.kind)
+    raw = read(datasets.path(name))  # the file's own default kind gives the same graph
+    if d.kind == "flow":
+        assert raw[1:] == (d.source, d.sink)
+        raw = raw[0]
+    else:
+        assert d.source is None and d.sink is None
+    same(raw, d.graph)
+    g = d.graph
+    if d.kind == "bipartite":
+        nr, nc, m, matching = BIPARTITE[name]
+        assert isinstance(g, BipartiteGraph)
+        assert (int(g.n_rows), int(g.n_cols), int(g.n_edges)) == (nr, nc, m)
+        found = int((maximum_bipartite_matching(to_scipy(g), perm_type="column") >= 0).sum())
+        assert d.answer == {"cardinality": matching} and found == matching
+    elif d.kind == "flow":
+        n, arcs, value = FLOWS[name]
+        assert isinstance(g, FlowNetwork)
+        assert (int(g.n), int(g.n_arcs)) == (n, arcs)
+        assert d.answer == {"flow_value": value} and flow_value(g, d.source, d.sink) == value
+    else:
+        n, m, weighted = GRAPHS[name]
+        assert isinstance(g, Graph)
+        assert (int(g.n), int(g.n_edges), g.weighted) == (n, m, weighted)
+        assert d.answer == ({"modularity": MODULARITY[name]} if name in MODULARITY else {})
+    assert d.description and "\n" not in d.description
+
+
+@pytest.mark.parametrize("name", sorted(BIPARTITE))
+def test_konect_bipartite(name):
+    nr, nc, m, matching = BIPARTITE[name]
+    g = read(datasets.path(name))
     assert isinstance(g, BipartiteGraph)
     assert (int(g.n_rows), int(g.n_cols), int(g.n_edges)) == (nr, nc, m)
     A = to_scipy(g)
@@ -118,20 +147,20 @@ def test_konect_bipartite(rel):
     assert int((maximum_bipartite_matching(A, perm_type="column") >= 0).sum()) == matching
 
 
-@pytest.mark.parametrize("rel", sorted(GRAPHS))
-def test_newman_graphs(rel):
-    n, m, weighted = GRAPHS[rel]
-    g = read(DATA / rel)
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_newman_graphs(name):
+    n, m, weighted = GRAPHS[name]
+    g = read(datasets.path(name))
     assert isinstance(g, Graph)
     assert (int(g.n), int(g.n_edges), g.weighted) == (n, m, weighted)
     A = to_scipy(g)
     assert (A != A.T).nnz == 0
 
 
-@pytest.mark.parametrize("rel", sorted(r for r in GRAPHS if r.endswith(".gml")))
-def test_gml_matches_networkx(rel):
-    H = nx.read_gml(DATA / rel, label="id")
-    g = read(DATA / rel)
+@pytest.mark.parametrize("name", sorted(r for r in GRAPHS if datasets.path(r).name.endswith(".gml.gz")))
+def test_gml_matches_networkx(name):
+    H = nx.read_gml(datasets.path(name), label="id")  # networkx reads .gz files
+    g = read(datasets.path(name))
     # independent reference: networkx's own undirected adjacency; repeated arcs add their
     # values (their counts in an unweighted file: the Graph rule stores the multiplicity)
     U = nx.Graph()
@@ -144,16 +173,16 @@ def test_gml_matches_networkx(rel):
 
 
 def test_celegans_edge_list_has_no_repeats():
-    raw = np.loadtxt(DATA / "newman_classic/celegans.g", dtype=np.int64)
+    raw = np.loadtxt(datasets.path("celegans"), dtype=np.int64)  # numpy reads .gz files
     assert raw.shape == (2148, 2)
-    g = read(DATA / "newman_classic/celegans.g")
+    g = read(datasets.path("celegans"))
     assert int(g.n_edges) == len({(min(a, b), max(a, b)) for a, b in raw})
 
 
-@pytest.mark.parametrize("rel", sorted(FLOWS))
-def test_dimacs_files(rel):
-    n, arcs, value = FLOWS[rel]
-    net, s, t = read(DATA / rel)
+@pytest.mark.parametrize("name", sorted(FLOWS))
+def test_dimacs_files(name):
+    n, arcs, value = FLOWS[name]
+    net, s, t = read(datasets.path(name))
     assert isinstance(net, FlowNetwork)
     assert (int(net.n), int(net.n_arcs)) == (n, arcs)
     assert (s, t) == (0, n - 1)
@@ -161,12 +190,11 @@ def test_dimacs_files(rel):
 
 
 def test_read_gz_copies(tmp_path):
-    for rel in ["newman_classic/karate.gml", "dimacs_maxflow/m10.max", "dimacs_maxflow/test_DIMACS.txt",
-                "konect_bipartite/out.brunson_revolution_revolution", "newman_classic/celegans.g",
-                "konect_bipartite/out.unicodelang"]:
-        src = DATA / rel
-        gz = tmp_path / (src.name + ".gz")
-        gz.write_bytes(gzip.compress(src.read_bytes()))
+    # the bundled files are gzip-compressed: their plain copies read the same
+    for name in ["karate", "mesh10", "dimacs_test", "revolution", "celegans", "unicodelang"]:
+        gz = datasets.path(name)
+        src = tmp_path / gz.name.removesuffix(".gz")
+        src.write_bytes(gzip.decompress(gz.read_bytes()))
         a, b = read(src), read(gz)
         if isinstance(a, tuple):
             assert a[1:] == b[1:]
@@ -454,7 +482,7 @@ def test_igraph_errors():
 
 
 def test_dimacs_malformed_arc_line_number(tmp_path):
-    lines = (DATA / "dimacs_maxflow/m10.max").read_text().splitlines()
+    lines = gzip.decompress(datasets.path("mesh10").read_bytes()).decode().splitlines()
     assert lines[6].startswith("a ")
     lines[6] = "a 1 2"
     p = write(tmp_path, "m10.max", "\n".join(lines) + "\n")

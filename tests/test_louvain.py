@@ -24,7 +24,6 @@ from jaxmatch import Graph, GraphInputError, certify
 from jaxmatch.community import louvain, modularity
 
 LV = sys.modules["jaxmatch.community.louvain"]   # the module (the package's `louvain` is the function)
-DATA = "/work/shared/data/newman_classic/"
 SMALL = dict(vertex_capacity=64, entry_capacity=512)
 MEDIUM = dict(vertex_capacity=2048, entry_capacity=8192)
 
@@ -150,6 +149,19 @@ def check_result(g, res, resolution=1.0):
         q_single = certify.modularity_numpy(g, np.arange(n), resolution=resolution)[0]
         assert float(res.modularity) >= q_single - 1e-6
     assert int(res.stats["communities"]) == (labels.max() + 1 if n else 0)
+    check_local_optimum(g, res, resolution)
+
+
+def check_local_optimum(g, res, resolution=1.0, labels=None, levels=None):
+    """A converged answer is a local optimum: of single vertex moves after the refinement, else
+    of moves of the last level's coarse vertices (the communities of the level before it)."""
+    if int(res.status) != 0:
+        return
+    labels = np.asarray(res.labels) if labels is None else labels
+    levels = np.asarray(res.levels) if levels is None else levels
+    refined = int(res.stats["refine_iterations"]) > 0
+    groups = None if refined or len(levels) < 2 else levels[-2]
+    certify.check_local_optimum(g, labels, resolution=resolution, groups=groups)
 
 
 # --------------------------------------------------------------------------
@@ -347,7 +359,7 @@ def test_singleton_rule_and_conflicts_in_one_bucket():
 
 
 def _dolphins_level():
-    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)     # buckets 0, 1 and 2
+    g = jaxmatch.read(jaxmatch.datasets.path("dolphins")).with_capacity(**SMALL)     # buckets 0, 1 and 2
     bk = LV.buckets_of(LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n), g.vertex_cap)
     ids = np.arange(g.vertex_cap, dtype=np.int32)
     start = jnp.asarray(np.where(ids < int(g.n), ids, g.vertex_cap).astype(np.int32))
@@ -458,7 +470,7 @@ def test_other_code_paths_same_answer(monkeypatch):
     assert LV.window_classes(1024) == [1024, 256]
     assert LV.level_classes(1024) == [1024, 128]
     assert LV.window_classes(256) == LV.level_classes(256) == [256]
-    g = jaxmatch.read(DATA + "dolphins.gml")            # 318 entries, buckets of 4-200
+    g = jaxmatch.read(jaxmatch.datasets.path("dolphins"))            # 318 entries, buckets of 4-200
     a = louvain(g.with_capacity(**SMALL))
     b = louvain(g.with_capacity(vertex_capacity=1 << 16, entry_capacity=1024))  # a capacity of its own
     assert LV._key_dtype(1 << 16) is None
@@ -472,12 +484,12 @@ def test_other_code_paths_same_answer(monkeypatch):
 # Louvain against igraph and networkx
 
 
-REAL = ["karate.gml", "dolphins.gml", "lesmis.gml", "celegans.g", "netscience.gml"]
+REAL = ["karate", "dolphins", "lesmis", "celegans", "netscience"]  # jaxmatch.datasets names
 
 
 @pytest.mark.parametrize("name", REAL)
 def test_real_networks_small(name):
-    g = jaxmatch.read(DATA + name).with_capacity(**MEDIUM)
+    g = jaxmatch.read(jaxmatch.datasets.path(name)).with_capacity(**MEDIUM)
     res = louvain(g)
     check_result(g, res)
     q, qi, qn = float(res.modularity), igraph_q(g), networkx_q(g)
@@ -486,16 +498,16 @@ def test_real_networks_small(name):
 
 
 @pytest.mark.parametrize("name, caps", [
-    ("AdamicBlog.gml", dict(vertex_capacity=4096, entry_capacity=65536)),   # QUALITY's: shared compile
-    ("Facebook_4039.csv", dict(vertex_capacity=4096, entry_capacity=262144)),
+    ("adamic_blogs", dict(vertex_capacity=4096, entry_capacity=65536)),   # QUALITY's: shared compile
+    ("facebook", dict(vertex_capacity=4096, entry_capacity=262144)),
 ])
 def test_real_networks_large(name, caps):
-    g = jaxmatch.read(DATA + name).with_capacity(**caps)
+    g = jaxmatch.read(jaxmatch.datasets.path(name)).with_capacity(**caps)
     res = louvain(g)
     check_result(g, res)
     q, qi = float(res.modularity), igraph_q(g)
     assert q >= 0.99 * qi, f"{name}: modularity {q:.4f}, igraph {qi:.4f}"
-    if name.startswith("Adamic"):                  # networkx is slow on the larger one
+    if name == "adamic_blogs":                     # networkx is slow on the larger one
         qn = networkx_q(g)
         assert q >= 0.99 * qn, f"{name}: modularity {q:.4f}, networkx {qn:.4f}"
 
@@ -590,7 +602,7 @@ def test_ari_helper():
 
 
 def test_deterministic_and_weight_scaling():
-    g = jaxmatch.read(DATA + "lesmis.gml").with_capacity(**MEDIUM)
+    g = jaxmatch.read(jaxmatch.datasets.path("lesmis")).with_capacity(**MEDIUM)
     a, b = louvain(g), louvain(g)
     np.testing.assert_array_equal(a.labels, b.labels)
     np.testing.assert_array_equal(a.levels, b.levels)
@@ -603,7 +615,7 @@ def test_deterministic_and_weight_scaling():
 
 
 def test_jit_equals_eager():
-    g = jaxmatch.read(DATA + "karate.gml").with_capacity(**SMALL)
+    g = jaxmatch.read(jaxmatch.datasets.path("karate")).with_capacity(**SMALL)
     eager = louvain(g)
     out = jax.jit(lambda g: louvain(g))(g)
     n, n_levels = int(g.n), int(eager.stats["levels"])
@@ -699,7 +711,7 @@ def test_unweighted_graph():
 
 
 def test_resolution_and_thresholds():
-    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
+    g = jaxmatch.read(jaxmatch.datasets.path("dolphins")).with_capacity(**SMALL)
     base = louvain(g)
     for gamma in (0.5, 2.0):
         res = louvain(g, resolution=gamma)
@@ -721,7 +733,7 @@ def test_threshold_large_is_relative():
     so each run is a prefix of the next); at 0.015 the relative rule sweeps twice more than an
     absolute one would.
     """
-    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
+    g = jaxmatch.read(jaxmatch.datasets.path("dolphins")).with_capacity(**SMALL)
     one = dict(max_levels=1, refine=False)
     q = [float(jaxmatch.modularity(g, np.arange(g.n)))]
     q += [float(louvain(g, max_iters=k, **one).level_modularity[0]) for k in range(1, 12)]
@@ -742,7 +754,7 @@ def test_threshold_large_is_relative():
 def test_large_graph_counts_vertices_that_can_move():
     """``large_graph`` compares with the vertices that have a non-loop entry: isolated ones
     (a third of an RMAT graph's) do not make a level large."""
-    d = jaxmatch.read(DATA + "dolphins.gml")
+    d = jaxmatch.read(jaxmatch.datasets.path("dolphins"))
     src, dst = np.asarray(d.adj.src), np.asarray(d.adj.indices)
     keep = (src < dst) & (dst < d.vertex_cap)
     n = int(d.n)
@@ -760,7 +772,7 @@ def test_large_graph_counts_vertices_that_can_move():
 
 
 def test_max_iters_and_max_levels_status():
-    g = jaxmatch.read(DATA + "dolphins.gml").with_capacity(**SMALL)
+    g = jaxmatch.read(jaxmatch.datasets.path("dolphins")).with_capacity(**SMALL)
     short = louvain(g, max_iters=1)
     check_result(g, short)
     assert short.status_name == "hit max_iters"

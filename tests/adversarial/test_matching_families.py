@@ -2,9 +2,8 @@
 import numpy as np
 import pytest
 
-from jaxmatch import BipartiteGraph, certify, read
+from jaxmatch import BipartiteGraph, certify, datasets, read
 from jaxmatch.bipartite import maximum_matching
-from tests.matching_cases import DATA
 
 
 def solve(g, expected, **kw):
@@ -79,12 +78,12 @@ def test_one_by_n_and_n_by_one(n):
 
 
 @pytest.mark.parametrize("name, size", [
-    ("out.brunson_corporate-leadership_corporate-leadership", 20),
-    ("out.brunson_revolution_revolution", 5),
-    ("out.unicodelang", 188),
-    ("out.marvel", 5058),
+    ("corporate_leadership", 20),
+    ("revolution", 5),
+    ("unicodelang", 188),
+    ("marvel", 5058),
 ])
 @pytest.mark.parametrize("init", [None, "karp_sipser"])
 def test_konect_published_sizes(name, size, init):
-    g = read(DATA / "konect_bipartite" / name)
+    g = read(datasets.path(name))
     solve(g, size, init=init)
