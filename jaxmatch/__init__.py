@@ -2,7 +2,11 @@
 
 Public names only; see README.md for the algorithms and their papers.
 """
-from jaxmatch import certify, flow, io
+from jaxmatch import _config
+
+_config.apply_xla_flags()  # before anything can start JAX's backend; JAXMATCH_XLA_FLAGS=0 opts out
+
+from jaxmatch import certify, datasets, flow, io
 from jaxmatch.bipartite import MatchingResult, initial_matching, maximum_matching
 from jaxmatch.graph import (
     CSR,
@@ -15,6 +19,7 @@ from jaxmatch.graph import (
 )
 from jaxmatch.community import LouvainResult, louvain, modularity
 from jaxmatch.flow import CutResult, FlowResult, matching_from_flow, matching_network, max_flow, min_cut
+from jaxmatch._config import enable_compilation_cache
 from jaxmatch.io import from_igraph, from_networkx, from_scipy, read, to_scipy
 from jaxmatch.stable import (
     Preferences,
@@ -37,11 +42,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError", "MatchingResult",
-    "certify", "from_igraph", "from_networkx", "from_scipy", "initial_matching", "io",
+    "certify", "datasets", "from_igraph", "from_networkx", "from_scipy", "initial_matching", "io",
     "maximum_matching", "read", "stack", "to_scipy", "unstack",
     "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
     "locally_dominant", "suitor",
     "LouvainResult", "louvain", "modularity",
     "CutResult", "FlowResult", "flow", "matching_from_flow", "matching_network", "max_flow", "min_cut",
     "Preferences", "StableMarriageResult", "read_preferences", "stable_marriage", "stack_preferences",
+    "enable_compilation_cache",
 ]

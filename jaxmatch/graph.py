@@ -15,8 +15,9 @@ Input rules (checked here, on the host, before anything is traced):
 * ids are integer arrays, ``0 <= id < n``; floats, bools and out-of-range ids
   raise :class:`GraphInputError`;
 * counts must fit int32 (capacities are at most ``2**31 - 1``);
-* weights must be finite and non-negative, capacities integer and
-  non-negative;
+* weights must be finite and non-negative, and (summed over repeated
+  edges) fit the float dtype (float32 unless 64-bit mode is on); capacities
+  integer and non-negative; ragged or nested sequences are rejected;
 * duplicates: a :class:`BipartiteGraph` stores a repeated edge once
   (``duplicates="merge"``); a :class:`Graph` adds the weights of repeated
   edges, like ``scipy.sparse`` does when it sums duplicates
@@ -94,12 +95,23 @@ def _capacity(n: int, given, name: str) -> int:
     return cap
 
 
+def _array(x, name: str) -> np.ndarray:
+    """``np.asarray(x)``, with ragged or otherwise unconvertible input reported by name."""
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError):
+        raise GraphInputError(f"{name} must be a 1-D array of numbers, got a ragged or nested sequence") from None
+
+
 def _ids(x, name: str) -> np.ndarray:
-    a = np.asarray(x)
+    a = _array(x, name)
     if a.ndim != 1:
         raise GraphInputError(f"{name} must be a 1-D array, got shape {a.shape}")
     if a.size and not np.issubdtype(a.dtype, np.integer):
         raise GraphInputError(f"{name} must be an integer array, got dtype {a.dtype}")
+    if a.size and a.dtype.kind == "u" and a.max() > INT32_MAX:  # would wrap in the int64 cast
+        i = int(np.argmax(a))
+        raise GraphInputError(f"{name}[{i}] = {int(a[i])} does not fit int32 (at most {INT32_MAX})")
     return a.astype(np.int64, copy=False)
 
 
@@ -112,12 +124,12 @@ def _in_range(a: np.ndarray, n: int, name: str, size_name: str) -> None:
 
 
 def _size(a: np.ndarray, given, name: str) -> int:
-    n = int(a.max()) + 1 if given is None and a.size else given
+    n = max(int(a.max()) + 1, 0) if given is None and a.size else given  # negative ids: named by _in_range
     return _count(0 if n is None else n, name)
 
 
 def _values(x, m: int, name: str, *, integer: bool) -> np.ndarray:
-    a = np.asarray(x)
+    a = _array(x, name)
     if a.shape != (m,):
         raise GraphInputError(f"{name} must have shape ({m},) like the edge arrays, got {a.shape}")
     if a.size == 0:
@@ -377,7 +389,16 @@ class Graph:
         w = np.ones(u.size) if weights is None else _values(weights, u.size, "weights", integer=False)
         lo, hi = np.minimum(u, v), np.maximum(u, v)
         keys, inv = _merge(lo * max(nv, 1) + hi, duplicates, "edge {u, v}")
-        w = np.bincount(inv, weights=w, minlength=keys.size).astype(wdt)
+        w = np.bincount(inv, weights=w, minlength=keys.size)
+        with np.errstate(over="ignore"):
+            w, w64 = w.astype(wdt), w
+        big = np.flatnonzero(~np.isfinite(w))
+        if big.size:  # a weight, or the sum of repeated edges, overflows the float dtype
+            k = int(big[0])
+            raise GraphInputError(
+                f"weight {float(w64[k]):.4g} of edge {{{int(keys[k] // max(nv, 1))}, {int(keys[k] % max(nv, 1))}}} "
+                f"does not fit {wdt} (at most {float(np.finfo(wdt).max):.4g}); scale the weights "
+                "or enable 64-bit mode (jax.config.update('jax_enable_x64', True))")
         lo, hi = keys // max(nv, 1), keys % max(nv, 1)
         off = lo != hi
         src = np.concatenate([lo, hi[off]])
@@ -548,7 +569,10 @@ def stack(graphs):
     >>> b.n_rows.shape, b.row_cap
     ((2,), 4)
     """
-    graphs = list(graphs)
+    try:
+        graphs = list(graphs)
+    except TypeError:
+        raise GraphInputError(f"stack needs a sequence of jaxmatch graphs, got {type(graphs).__name__}") from None
     if not graphs:
         raise GraphInputError("stack needs at least one graph")
     kind = type(graphs[0])

@@ -249,6 +249,8 @@ def from_networkx(G, kind=None, weight="weight", *, capacity="capacity", **kw):
     >>> int(g.n), int(g.n_edges), g.weighted
     (4, 3, False)
     """
+    if not isinstance(G, _networkx().Graph):  # DiGraph and the multigraphs subclass Graph
+        raise GraphInputError(f"from_networkx needs a networkx graph, got {type(G).__name__}")
     return _from_networkx(G, _kind(kind, "graph"), weight, capacity, False, kw)
 
 
@@ -307,6 +309,8 @@ def from_igraph(G, kind=None, weight="weight", *, capacity="capacity", **kw):
     (2, 1, 2)
     """
     cls = _kind(kind, "graph")
+    if not all(hasattr(G, a) for a in ("vcount", "get_edgelist", "es", "vs")):
+        raise GraphInputError(f"from_igraph needs an igraph.Graph, got {type(G).__name__}")
     n = G.vcount()
     uv = np.asarray(G.get_edgelist(), np.int64).reshape(-1, 2)
     u, v = uv[:, 0], uv[:, 1]
@@ -495,7 +499,11 @@ def read(path, kind=None, *, fmt=None, **kw):
     >>> int(g.n), int(g.n_edges)
     (3, 3)
     """
-    name = os.fspath(path)
+    try:
+        name = os.fspath(path)
+    except TypeError:
+        raise GraphInputError(
+            f"path must be a str, bytes or os.PathLike file name, got {type(path).__name__}") from None
     name = name.decode() if isinstance(name, bytes) else name
     data = _read_bytes(name)
     fmt = {"snap": "edgelist"}.get(fmt, fmt) or _detect(name, data)

@@ -1,27 +1,24 @@
 """`jaxmatch ...` subcommands on real files: each prints its answer and exits 0."""
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from jaxmatch.cli import main
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from jaxmatch.datasets import path
 
 
 @pytest.mark.parametrize("argv, expect", [
-    (["info", str(DATA / "dimacs_maxflow" / "example.max")], "flow network: 7 vertices, 9 arcs"),
-    (["info", str(DATA / "newman_classic" / "karate.gml")], "undirected graph: 34 vertices, 78 edges"),
-    (["flow", str(DATA / "dimacs_maxflow" / "network.dimacs")], "flow value 228"),
-    (["flow", str(DATA / "dimacs_maxflow" / "example.max"), "--layout", "rcsr"], "flow value 6"),
-    (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "flow"], "cardinality 188"),
-    (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "apsb", "--bfs", "gpubfs"],
+    (["info", str(path("dimacs_example"))], "flow network: 7 vertices, 9 arcs"),
+    (["info", str(path("karate"))], "undirected graph: 34 vertices, 78 edges"),
+    (["flow", str(path("genrmf_small"))], "flow value 228"),
+    (["flow", str(path("dimacs_example")), "--layout", "rcsr"], "flow value 6"),
+    (["match", str(path("unicodelang")), "--method", "flow"], "cardinality 188"),
+    (["match", str(path("unicodelang")), "--method", "apsb", "--bfs", "gpubfs"],
      "cardinality 188"),
-    (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "graft", "--no-graft",
+    (["match", str(path("unicodelang")), "--method", "graft", "--no-graft",
       "--top-down-only"], "cardinality 188"),
-    (["match", str(DATA / "konect_bipartite" / "out.unicodelang"), "--method", "auto"], "cardinality 188"),
-    (["suitor", str(DATA / "newman_classic" / "lesmis.gml")], "(converged)"),
-    (["louvain", str(DATA / "newman_classic" / "karate.gml")], "level 0: 34 vertices"),
+    (["match", str(path("unicodelang")), "--method", "auto"], "cardinality 188"),
+    (["suitor", str(path("lesmis"))], "(converged)"),
+    (["louvain", str(path("karate"))], "level 0: 34 vertices"),
 ])
 def test_subcommands(argv, expect, capsys):
     assert main(argv) == 0

@@ -43,6 +43,9 @@ class MatchingResult(NamedTuple):
 
 def _check_graph(g) -> None:
     check_type(g, BipartiteGraph, "BipartiteGraph.from_edges or jaxmatch.from_scipy")
+    if np.ndim(g.n_rows) != 0:  # a tracer has its per-graph shape under vmap, the batch shape under jit
+        raise GraphInputError("got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, "
+                              "e.g. jax.vmap(lambda g: maximum_matching(g).cardinality)(batch)")
     if g.row_cap + g.col_cap + 2 > INT32_MAX:
         raise GraphInputError("row_cap + col_cap must stay below 2**31 - 2 (labels are int32)")
 
@@ -61,12 +64,14 @@ def _finish(g, row_mate, col_mate, status, stats) -> MatchingResult:
     return MatchingResult(row_mate, col_mate, card, status, stats)
 
 
-def initial_matching(g: BipartiteGraph, method: str = "karp_sipser", *, max_rounds: int = _init.DEFAULT_ROUNDS):
+def initial_matching(g: BipartiteGraph, method: str = "karp_sipser", *,
+                     max_rounds: int | None = _init.DEFAULT_ROUNDS):
     """A maximal (after enough rounds) matching by the cheap greedy or Karp-Sipser rule.
 
     ``method`` is "cheap" or "karp_sipser" (see :mod:`jaxmatch.bipartite.init`).
     Returns a :class:`MatchingResult` whose status is 0 when the matching is
-    maximal, 1 when ``max_rounds`` stopped it first. O(|E|) per round.
+    maximal, 1 when ``max_rounds`` stopped it first (None: the default,
+    ``jaxmatch.bipartite.init.DEFAULT_ROUNDS``). O(|E|) per round.
 
     >>> g = BipartiteGraph.from_edges([0, 0, 1], [0, 1, 0])
     >>> int(initial_matching(g, "karp_sipser").cardinality)
@@ -75,6 +80,7 @@ def initial_matching(g: BipartiteGraph, method: str = "karp_sipser", *, max_roun
     _check_graph(g)
     _check_choice(method, _init.METHODS, "method")
     check_positive(max_rounds, "max_rounds")
+    max_rounds = _init.DEFAULT_ROUNDS if max_rounds is None else min(int(max_rounds), INT32_MAX)
     return _finish(g, *_initial(g, method=method, max_rounds=max_rounds))
 
 
@@ -86,10 +92,10 @@ def _initial(g, *, method, max_rounds):
 
 
 def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None = "karp_sipser",
-                     max_iters: int | None = None, k: float = _pr.DEFAULT_K,
-                     init_rounds: int = _init.DEFAULT_ROUNDS, lanes: int = _pr.DEFAULT_LANES,
+                     max_iters: int | None = None, k: float | None = _pr.DEFAULT_K,
+                     init_rounds: int | None = _init.DEFAULT_ROUNDS, lanes: int | None = _pr.DEFAULT_LANES,
                      bfs: str = "gpubfs_wr", graft: bool = True, direction_optimizing: bool = True,
-                     alpha: float = _graft.DEFAULT_ALPHA) -> MatchingResult:
+                     alpha: float | None = _graft.DEFAULT_ALPHA) -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
     Methods: ``"pr"``, G-PR push-relabel (the lock-free GPU push-relabel paper),
@@ -126,6 +132,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
     + 1024``); ``lanes`` is the number of edges a push step scans at once.
+    ``k``, ``init_rounds``, ``lanes`` and ``alpha`` given as None take their
+    defaults (the values in the signature).
 
     Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
     by :func:`jaxmatch.stack`. A push-relabel step costs O(slots + lanes),
@@ -146,14 +154,22 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     check_positive(max_iters, "max_iters")
     check_positive(init_rounds, "init_rounds")
     check_positive(k, "k", float)
+    if k is not None and not np.isfinite(k):
+        raise GraphInputError(f"k must be finite, got {k!r}")
     check_positive(lanes, "lanes")
     _check_choice(bfs, _ap.BFS, "bfs")
     for name, flag in (("graft", graft), ("direction_optimizing", direction_optimizing)):
         if not isinstance(flag, (bool, np.bool_)):
             raise GraphInputError(f"{name} must be True or False, got {flag!r}")
     check_positive(alpha, "alpha", float)
-    if not np.isfinite(alpha):
+    if alpha is not None and not np.isfinite(alpha):
         raise GraphInputError(f"alpha must be finite, got {alpha!r}")
+    # None: the default (the values in the signature)
+    k = _pr.DEFAULT_K if k is None else float(k)
+    init_rounds = _init.DEFAULT_ROUNDS if init_rounds is None else min(int(init_rounds), INT32_MAX)
+    max_iters = None if max_iters is None else min(int(max_iters), INT32_MAX)  # loop counters are int32
+    lanes = _pr.DEFAULT_LANES if lanes is None else int(lanes)
+    alpha = _graft.DEFAULT_ALPHA if alpha is None else float(alpha)
     if method == "flow":
         return _by_flow(g, max_iters)
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
@@ -186,10 +202,12 @@ def _push_relabel(g, row_mate, col_mate, max_iters, k, lanes, skip=None):
     if max_iters is None:
         max_iters = 16 * (g.row_cap + g.col_cap) + 1024
     opts = dict(method="pr", max_iters=max_iters, k=float(k), lanes=lanes, bfs=None)
-    if skip is not None and not is_traced(skip) and bool(skip):
+    if skip is not None and not is_traced(skip) and not is_traced(g.n_cols) and bool(skip):
         zero = jnp.int32(0)
         return row_mate, col_mate, zero, dict(iterations=zero, global_relabels=zero, pushes=zero, bfs_levels=zero)
-    slots = None if is_traced(row_mate) else active_slots(g, col_mate)
+    # the start may be concrete on a traced graph (init=None under vmap: its mates do not depend
+    # on the graph), so the graph decides too
+    slots = None if is_traced(row_mate) or is_traced(g.n_cols) else active_slots(g, col_mate)
     return _solve(g, row_mate, col_mate, slots=slots, **opts)
 
 

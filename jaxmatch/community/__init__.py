@@ -12,7 +12,7 @@ import numpy as np
 from jaxmatch._ops import is_traced, with_status_name
 from jaxmatch.community import louvain as _lv
 from jaxmatch.community.modularity import modularity
-from jaxmatch.graph import Graph, GraphInputError, check_positive, check_type
+from jaxmatch.graph import Graph, GraphInputError, _float_dtype, check_positive, check_type
 
 __all__ = ["LouvainResult", "louvain", "modularity"]
 
@@ -60,7 +60,7 @@ class LouvainResult(NamedTuple):
 
 def _check_graph(g) -> None:
     check_type(g, Graph, "Graph.from_edges, jaxmatch.from_scipy or jaxmatch.read")
-    if not is_traced(g.n) and jnp.ndim(g.n) != 0:
+    if jnp.ndim(g.n) != 0:  # a tracer has its per-graph shape under vmap, the batch shape under jit
         raise GraphInputError(
             "got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, e.g. "
             "jax.vmap(lambda g: louvain(g).labels)(batch)")
@@ -70,6 +70,15 @@ def _check_real(value, name, *, minimum=0.0) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value < minimum:
         raise GraphInputError(f"{name} must be a finite number >= {minimum}, got {value!r}")
+    top = float(np.finfo(_float_dtype()).max)
+    if abs(value) > top:  # it becomes a scalar of the weights' dtype
+        raise GraphInputError(f"{name} = {value!r} does not fit {_float_dtype()} (at most {top:.4g})")
+
+
+# the largest max_levels / max_iters: the level and iteration records have these static sizes
+# ([max_levels, vertex_cap] labels, [max_levels, max_iters] moves), allocated up front
+MAX_LEVELS = 1024
+MAX_ITERS = 1 << 16
 
 
 
@@ -100,8 +109,8 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     iteration needs a gain of ``threshold_large * |Q|`` instead
     (the paper's t_bin and t_final; relative here, see below).
     ``resolution`` scales the null model, as in networkx and igraph.
-    ``max_levels`` (default 32) bounds the levels, ``max_iters`` (default
-    100) the iterations of one level. Details: :mod:`jaxmatch.community.louvain`.
+    ``max_levels`` (default 32, at most 1024) bounds the levels, ``max_iters``
+    (default 100, at most 65536) the iterations of one level. Details: :mod:`jaxmatch.community.louvain`.
 
     ``axis_name``: inside ``jax.vmap(..., axis_name=name)``, pass the same
     name (``jax.vmap(lambda g: louvain(g, axis_name="b"), axis_name="b")``).
@@ -159,6 +168,10 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
         raise GraphInputError(f"large_graph must be an int >= 0, got {large_graph!r}")
     check_positive(max_levels, "max_levels")
     check_positive(max_iters, "max_iters")
+    for value, name, top in ((max_levels, "max_levels", MAX_LEVELS), (max_iters, "max_iters", MAX_ITERS)):
+        if value is not None and value > top:
+            raise GraphInputError(f"{name} = {value} is above the supported {top}: the level and iteration "
+                                  "records are allocated at that size")
     if not isinstance(refine, bool):
         raise GraphInputError(f"refine must be True or False, got {refine!r}")
     if axis_name is not None and not isinstance(axis_name, str):

@@ -110,7 +110,11 @@ def _labels(g, labels):
                 f"got shape {labels.shape}")
         return labels.astype(jnp.int32)
     import numpy as np
-    a = np.asarray(labels)
+    try:
+        a = np.asarray(labels)
+    except (ValueError, TypeError):
+        raise GraphInputError("labels must be a 1-D integer array (one per vertex), "
+                              "got a ragged or nested sequence") from None
     n = int(g.n)
     if a.ndim != 1 or a.shape[0] not in (n, g.vertex_cap):
         raise GraphInputError(

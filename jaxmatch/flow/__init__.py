@@ -79,7 +79,7 @@ class CutResult(NamedTuple):
 
 def _check_net(net) -> None:
     check_type(net, FlowNetwork, "FlowNetwork.from_edges, jaxmatch.from_scipy(A, kind='flow') or jaxmatch.read")
-    if not is_traced(net.n) and np.ndim(net.n) != 0:
+    if np.ndim(net.n) != 0:  # a tracer has its per-network shape under vmap, the batch shape under jit
         raise GraphInputError("max_flow takes one network; map it over a batch made by "
                               "jaxmatch.stack with jax.vmap")
     if net.vertex_cap + 2 > INT32_MAX:
@@ -167,7 +167,11 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
         raise GraphInputError(f"reverse must be one of {_pr.REVERSE}, got {reverse!r}")
     check_positive(max_iters, "max_iters")
     check_positive(k, "k", float)
+    if k is not None and not np.isfinite(k):
+        raise GraphInputError(f"k must be finite, got {k!r}")
     check_positive(lanes, "lanes")
+    k = _pr.DEFAULT_K if k is None else k            # None: the default
+    lanes = _pr.DEFAULT_LANES if lanes is None else int(lanes)
     if layout is not None and layout != net.layout:
         if is_traced(net.n):
             raise GraphInputError(f"cannot change the layout of a traced network: build it with "
@@ -187,6 +191,7 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
         _check_overflow(net, src)
     if max_iters is None:
         max_iters = 16 * net.vertex_cap + 4096
+    max_iters = min(int(max_iters), INT32_MAX)  # an int32 operand: more steps than it holds are never run
     return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=float(k), width=_window_width(net, src, snk, lanes),
                                search=reverse == "search")
 
@@ -208,7 +213,7 @@ def _kernel_config(kernel, net):
 
 
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
-             k: float = _pr.DEFAULT_K, lanes: int = _pr.DEFAULT_LANES, reverse: str = "index",
+             k: float | None = _pr.DEFAULT_K, lanes: int | None = _pr.DEFAULT_LANES, reverse: str = "index",
              kernel=None) -> FlowResult:
     """Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
 
@@ -224,7 +229,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     :mod:`jaxmatch.flow.push_relabel`), ``lanes`` the most arcs one step
     scans at once (widened to the longest residual row; under jit/vmap the
     whole residual arc array), ``reverse`` how a push finds the reverse arc
-    ("index": stored; "search": binary search, BCSR). ``kernel``: run the
+    ("index": stored; "search": binary search, BCSR). ``layout=None`` keeps
+    the network's layout; ``k=None`` and ``lanes=None`` take the defaults
+    (the values in the signature). ``kernel``: run the
     global relabels' BFS levels in the Pallas kernel of
     :mod:`jaxmatch.kernels.bfs_level`, one launch per level (default: on
     the GPU, outside ``vmap``; elsewhere it runs in Pallas's interpreter;
@@ -392,6 +399,8 @@ def matching_from_flow(g: BipartiteGraph, flow):
 
 @jax.jit
 def _matching_from_flow(g, flow):
+    if flow.shape[0] == 0:  # eagerly, a network with no arcs has an empty flow: nothing to gather
+        flow = jnp.zeros(1, flow.dtype)
     e = jnp.arange(g.edge_cap, dtype=jnp.int32)
     f = take(flow, e, 0)
     on = (e < g.n_edges) & (f > 0)

@@ -33,6 +33,7 @@ __all__ = ["Preferences", "StableMarriageResult", "stable_marriage", "stack_pref
            "read_preferences"]
 
 METHODS = _gs.METHODS
+MAX_UNROLL = 1024   # the largest unroll and window: both are Python loops when the solver is traced
 
 
 # --------------------------------------------------------------------------
@@ -56,11 +57,27 @@ def _int_array(x, name: str, ndim: int) -> np.ndarray:
         raise GraphInputError(
             f"{name} is traced: build Preferences (or stack_preferences) outside jit/vmap and "
             "pass those in") from None
+    except (ValueError, TypeError):
+        raise GraphInputError(f"{name} must be a {ndim}-D integer array, got a ragged or nested sequence "
+                              "(give lists of different lengths as a list of lists)") from None
     if a.ndim != ndim:
         raise GraphInputError(f"{name} must be a {ndim}-D array, got shape {a.shape}")
     if a.size and (a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer)):
         raise GraphInputError(f"{name} must be an integer array, got dtype {a.dtype}")
     return a
+
+
+def _row_ids(x, name: str, i: int) -> np.ndarray:
+    """Person i's list as int64 ids: a 1-D sequence of integers (possibly empty)."""
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError):
+        a = None
+    if a is None or a.ndim != 1 or (a.size and (a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer))):
+        import reprlib
+        raise GraphInputError(f"{name}: person {i}'s list must be a 1-D sequence of integer ids, "
+                              f"got {reprlib.repr(x)}")
+    return a.astype(np.int64)
 
 
 def _check_rows(indptr: np.ndarray, ids: np.ndarray, n_other: int, name: str) -> None:
@@ -198,8 +215,10 @@ class Preferences:
     @classmethod
     def from_lists(cls, lists, n_other=None, **kw):
         """From a sequence of sequences of ids."""
-        lists = [np.asarray(x, dtype=np.int64).reshape(-1) if len(x) else np.zeros(0, np.int64)
-                 for x in lists]
+        name = kw.get("name", "preferences")
+        if isinstance(lists, (str, bytes, dict)) or not hasattr(lists, "__len__"):
+            raise GraphInputError(f"{name} must be a sequence of lists of ids, got {type(lists).__name__}")
+        lists = [_row_ids(x, name, i) for i, x in enumerate(lists)]
         indptr = np.zeros(len(lists) + 1, np.int64)
         np.cumsum([x.size for x in lists], out=indptr[1:])
         ids = np.concatenate(lists) if lists else np.zeros(0, np.int64)
@@ -319,6 +338,10 @@ def as_instance(men_prefs, women_prefs) -> tuple[Preferences, Preferences]:
     n_men, n_women = _size_of(men_prefs, "men_prefs"), _size_of(women_prefs, "women_prefs")
     men = _as_prefs(men_prefs, n_women, "men_prefs")
     women = _as_prefs(women_prefs, n_men, "women_prefs")
+    for p, side in ((men, "men_prefs"), (women, "women_prefs")):
+        if np.ndim(p.n) != 0:  # a tracer has its per-instance shape under vmap, the batch shape under jit
+            raise GraphInputError(f"{side} is a batch (from stack_preferences); map over it with jax.vmap, "
+                                  "e.g. jax.vmap(lambda m, w: stable_marriage(m, w).wife)(men, women)")
     for p, q, side, other in ((men, women, "men_prefs", "women"), (women, men, "women_prefs", "men")):
         if is_traced(p.n_other) or is_traced(q.n):
             continue
@@ -400,7 +423,7 @@ class StableMarriageResult(NamedTuple):
 
 
 def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", max_iters: int | None = None,
-                    unroll: int = _gs.DEFAULT_UNROLL, window: int = _gs.DEFAULT_WINDOW,
+                    unroll: int | None = _gs.DEFAULT_UNROLL, window: int | None = _gs.DEFAULT_WINDOW,
                     kernel=None) -> StableMarriageResult:
     """Man-optimal stable matching of an SM or SMI instance.
 
@@ -411,7 +434,8 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     looking ``window`` candidates ahead per wave, and both return the unique
     man-optimal stable matching; see :mod:`jaxmatch.stable.gale_shapley` for
     the array form. ``max_iters`` bounds the loop steps (default: enough for
-    any instance of these capacities).
+    any instance of these capacities). ``unroll=None`` and ``window=None``
+    take the defaults (the values in the signature).
 
     Cost: the women's ranks become a lookup once (a sort and a binary search,
     O(E log L) for E list entries); then O(window) per considered entry, with
@@ -440,6 +464,12 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     check_positive(max_iters, "max_iters")
     check_positive(unroll, "unroll")
     check_positive(window, "window")
+    unroll = _gs.DEFAULT_UNROLL if unroll is None else int(unroll)   # None: the default
+    window = _gs.DEFAULT_WINDOW if window is None else int(window)
+    for value, name in ((unroll, "unroll"), (window, "window")):  # unrolled at trace time
+        if value > MAX_UNROLL:
+            raise GraphInputError(f"{name} = {value} is above the supported {MAX_UNROLL} "
+                                  "(it is unrolled when the solver is compiled)")
     men, women = as_instance(men_prefs, women_prefs)
     if men.shared and not women.shared:
         if is_traced(men.n):
@@ -459,6 +489,7 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
         total = men.n_cap * men.e_cap if men.shared else men.e_cap
         max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap)) + _gs.short_steps(men.n_cap),
                         INT32_MAX - 1)
+    max_iters = min(int(max_iters), INT32_MAX - 1)   # an int32 loop counter
     wife, husband, status, pos, words, stats = _solve(men, women, method=method, max_iters=int(max_iters),
                                                       unroll=int(unroll), window=int(window), kernel=kernel or None)
     if is_traced(men.n) or is_traced(wife):

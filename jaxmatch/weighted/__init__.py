@@ -84,6 +84,9 @@ class BMatchingResult(NamedTuple):
 
 def _check_graph(g) -> None:
     check_type(g, Graph, "Graph.from_edges or jaxmatch.from_scipy(A, kind='graph')")
+    if np.ndim(g.n) != 0:  # a tracer has its per-graph shape under vmap, the batch shape under jit
+        raise GraphInputError("got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, "
+                              "e.g. jax.vmap(lambda g: suitor(g).mate)(batch)")
     if g.vertex_cap > MAX_VERTEX_CAP:
         raise GraphInputError(f"vertex_cap = {g.vertex_cap} is above the supported {MAX_VERTEX_CAP}")
 
@@ -207,11 +210,15 @@ def _b_input(g, b, max_b):
     """(bounds [vertex_cap] int32, static max_b) from an int or an array of bounds."""
     V = g.vertex_cap
     check_positive(max_b, "max_b")
+    if max_b is not None and max_b > INT32_MAX:
+        raise GraphInputError(f"max_b = {max_b} does not fit int32")
     if isinstance(b, (bool, np.bool_)):
         raise GraphInputError(f"b must be an integer or an integer array, got {b!r}")
     if isinstance(b, (int, np.integer)):
         if b < 0:
             raise GraphInputError(f"b must be >= 0, got {b}")
+        if b > INT32_MAX:
+            raise GraphInputError(f"b = {b} does not fit int32")
         if max_b is not None and max_b < b:
             raise GraphInputError(f"max_b = {max_b} is smaller than b = {b}")
         return jnp.full(V, int(b), jnp.int32), int(max_b or max(int(b), 1))
@@ -222,7 +229,10 @@ def _b_input(g, b, max_b):
             raise GraphInputError(f"a traced b must be an integer array of shape ({V},) "
                                   f"(the vertex capacity), got {b.dtype} {b.shape}")
         return b.astype(jnp.int32), int(max_b)
-    arr = np.asarray(b)
+    try:
+        arr = np.asarray(b)
+    except (ValueError, TypeError):
+        raise GraphInputError("b must be an integer or a 1-D integer array, got a ragged or nested sequence") from None
     if arr.ndim != 1 or (arr.size and (arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer))):
         raise GraphInputError(f"b must be an integer or a 1-D integer array, got {arr.dtype} {arr.shape}")
     n = None if is_traced(g.n) else int(g.n)
