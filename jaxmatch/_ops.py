@@ -30,7 +30,9 @@ def is_traced(x) -> bool:
 
 
 def take(a: jax.Array, idx: jax.Array, fill) -> jax.Array:
-    """``a[idx]`` where in-range, ``fill`` where idx < 0 or idx >= len(a)."""
+    """``a[idx]`` where in-range, ``fill`` where idx < 0 or idx >= len(a) (everywhere when a is empty)."""
+    if a.shape[0] == 0:        # nothing to gather from (a gather from an empty array does not compile)
+        return jnp.broadcast_to(jnp.asarray(fill, a.dtype), idx.shape + a.shape[1:])
     ok = (idx >= 0) & (idx < a.shape[0])
     return jnp.where(ok, a[jnp.where(ok, idx, 0)], fill)
 
