@@ -412,3 +412,7 @@ def test_louvain_matrix(refine, mode):
         np.testing.assert_array_equal(labels, solo.labels)
         certify.check_partition(g, labels)
         certify.check_modularity(g, labels, res.modularity)
+        if int(solo.status) == 0:      # converged: a local optimum of single moves (of the last
+            levels = np.asarray(solo.levels)   # level's coarse vertices without the refinement)
+            groups = None if refine or len(levels) < 2 else levels[-2]
+            certify.check_local_optimum(g, labels, groups=groups)
