@@ -500,7 +500,8 @@ def _demo_louvain(name: str, repeats: int, caps=None, note=""):
     res, comp, warm = _bench(lambda: louvain(g), repeats)
     q = float(res.modularity)
     cert = _certificate(lambda: certify.check_partition(g, res.labels),
-                        lambda: certify.check_modularity(g, res.labels, res.modularity))
+                        lambda: certify.check_modularity(g, res.labels, res.modularity),
+                        lambda: certify.check_local_optimum(g, res.labels))
     u, v, w, n = g.edges()
     found = _louvain_peer(u, v, w, n, repeats)
     if found is None:
