@@ -24,123 +24,16 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
-from jaxmatch.graph import BipartiteGraph, FlowNetwork, Graph, GraphInputError
+# from_scipy builds the containers, so it lives beside them; it is re-exported here
+from jaxmatch.graph import BipartiteGraph, FlowNetwork, Graph, GraphInputError, _kind, from_scipy
 
 __all__ = ["from_scipy", "to_scipy", "from_networkx", "from_igraph", "read", "FORMATS"]
 
-_KINDS = {"bipartite": BipartiteGraph, "graph": Graph, "flow": FlowNetwork}
 FORMATS = ("mtx", "dimacs", "konect", "edgelist", "gml")
-
-
-def _kind(kind, default):
-    kind = default if kind is None else kind
-    if isinstance(kind, type) and kind in _KINDS.values():
-        return kind
-    if isinstance(kind, str) and kind in _KINDS:
-        return _KINDS[kind]
-    raise GraphInputError(
-        f"kind must be one of {tuple(_KINDS)} or a jaxmatch graph class, got {kind!r}")
 
 
 # --------------------------------------------------------------------------
 # scipy
-
-
-def from_scipy(A, kind="bipartite", *, symmetrize=None, weighted=None, **kw):
-    """Graph of a scipy sparse array or matrix (any format: csr, csc, coo, lil, dok ...).
-
-    ``kind="bipartite"``: the biadjacency pattern, ``n_rows x n_cols = A.shape``.
-    A stored entry is an edge only if it is nonzero (explicit zeros are
-    dropped, as ``A.eliminate_zeros()`` would do on a copy; note that
-    ``scipy.sparse.csgraph.maximum_bipartite_matching`` instead counts every
-    stored entry, explicit zeros included).
-
-    ``kind="graph"``: ``A`` must be square and exactly symmetric (pattern and
-    values; only the pattern with ``weighted=False``), else the first
-    asymmetric entry in row-major order is named; ``symmetrize=True`` uses
-    ``max(A, A.T)`` instead (a missing entry counts as absent). Every stored
-    entry is an edge (scipy.sparse.csgraph's convention: an explicit zero is
-    an edge of weight 0; the stored entries are those of ``A.tocoo()``, which
-    for BSR include the zeros inside stored blocks); the diagonal holds
-    self-loop weights. The graph is
-    weighted unless ``weighted=False`` (a boolean matrix defaults to False);
-    the upper triangle, diagonal included, goes to :meth:`Graph.from_edges`.
-
-    ``kind="flow"``: ``A`` square with an integer dtype (scipy's
-    ``maximum_flow`` has the same rule); every stored entry ``A[i, j]`` is an
-    arc ``i -> j`` of that capacity, in the order of ``A.tocoo()``.
-
-    Duplicate entries of a non-canonical input (e.g. COO) are kept and go to
-    ``from_edges``, whose ``duplicates=`` rule applies: merged for bipartite,
-    summed for graphs (as scipy sums them), parallel arcs for flow.
-
-    >>> import scipy.sparse as sp
-    >>> g = from_scipy(sp.csr_array([[1, 0], [1, 1]]))
-    >>> int(g.n_rows), int(g.n_cols), int(g.n_edges)
-    (2, 2, 3)
-    >>> int(from_scipy(sp.csr_array([[0, 2.0], [2.0, 0]]), "graph").n_edges)
-    1
-    """
-    cls = _kind(kind, "bipartite")
-    if not sp.issparse(A):
-        raise GraphInputError(
-            f"from_scipy needs a scipy sparse array or matrix, got {type(A).__name__}; "
-            "for a dense array pass scipy.sparse.csr_array(A)")
-    if len(A.shape) != 2:
-        raise GraphInputError(f"from_scipy needs a 2-D sparse matrix, got shape {A.shape}")
-    if cls is not Graph and (symmetrize is not None or weighted is not None):
-        raise GraphInputError("symmetrize= and weighted= apply to kind='graph' only")
-    nr, nc = A.shape
-    coo = A.tocoo()
-    r, c, v = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
-    if cls is BipartiteGraph:
-        keep = v != 0
-        return BipartiteGraph.from_edges(r[keep], c[keep], nr, nc, **kw)
-    if nr != nc:
-        kind = "graph" if cls is Graph else "flow"
-        raise GraphInputError(f"kind={kind!r} needs a square matrix, got shape {A.shape}")
-    if cls is FlowNetwork:
-        if not np.issubdtype(A.dtype, np.integer):
-            raise GraphInputError(
-                f"kind='flow' needs integer capacities, got dtype {A.dtype} (scipy's maximum_flow "
-                "has the same rule): convert with A.astype(np.int64) if the values are whole")
-        return FlowNetwork.from_edges(r, c, v, nr, **kw)
-    weighted = A.dtype != np.bool_ if weighted is None else bool(weighted)
-    C = sp.csr_array((v, (r, c)), shape=A.shape)  # canonical: duplicates summed
-    C.sum_duplicates()
-    cr = np.repeat(np.arange(nr, dtype=np.int64), np.diff(C.indptr))
-    cc, cv = C.indices.astype(np.int64), C.data
-    if symmetrize:
-        keys = np.concatenate([cr * nr + cc, cc * nr + cr])
-        vals = np.concatenate([cv, cv])
-        order = np.argsort(keys, kind="stable")
-        keys, vals = keys[order], vals[order]
-        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        keys, v = keys[first], np.maximum.reduceat(vals, first) if first.size else vals
-        r, c = keys // max(nr, 1), keys % max(nr, 1)
-    else:
-        _check_symmetric(cr, cc, cv, nr, weighted)
-        if kw.get("duplicates") == "error" and C.nnz < r.size:  # the lower triangle's too
-            raise GraphInputError("the matrix has duplicate entries (duplicates='error')")
-    upper = r <= c
-    return Graph.from_edges(r[upper], c[upper], v[upper] if weighted else None, nr, **kw)
-
-
-def _check_symmetric(r, c, v, n, values):
-    key = r * n + c                      # sorted: canonical CSR is row-major
-    if not key.size:
-        return
-    pos = np.minimum(np.searchsorted(key, c * n + r), key.size - 1)
-    found = key[pos] == c * n + r
-    bad = ~found | (found & (v[pos] != v)) if values else ~found
-    idx = np.flatnonzero(bad)
-    if idx.size:
-        k = int(idx[0])
-        i, j = int(r[k]), int(c[k])
-        mirror = f"A[{j}, {i}] = {v[pos[k]].item()!r}" if found[k] else f"A[{j}, {i}] is not stored"
-        raise GraphInputError(
-            f"kind='graph' needs a symmetric matrix: A[{i}, {j}] = {v[k].item()!r} but {mirror}; "
-            "pass symmetrize=True to use max(A, A.T)")
 
 
 def _single(g, size):

@@ -1,7 +1,6 @@
 """Community detection: Louvain (Paper III of the thesis) and modularity."""
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -11,8 +10,8 @@ import numpy as np
 
 from jaxmatch._ops import is_traced, with_status_name
 from jaxmatch.community import louvain as _lv
-from jaxmatch.community.modularity import modularity
-from jaxmatch.graph import Graph, GraphInputError, _float_dtype, check_positive, check_type
+from jaxmatch.community.modularity import _check_graph, _check_real, modularity
+from jaxmatch.graph import Graph, GraphInputError, check_positive
 
 __all__ = ["LouvainResult", "louvain", "modularity"]
 
@@ -56,23 +55,6 @@ class LouvainResult(NamedTuple):
     level_modularity: jax.Array
     status: jax.Array
     stats: dict[str, Any]
-
-
-def _check_graph(g) -> None:
-    check_type(g, Graph, "Graph.from_edges, jaxmatch.from_scipy or jaxmatch.read")
-    if jnp.ndim(g.n) != 0:  # a tracer has its per-graph shape under vmap, the batch shape under jit
-        raise GraphInputError(
-            "got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, e.g. "
-            "jax.vmap(lambda g: louvain(g).labels)(batch)")
-
-
-def _check_real(value, name, *, minimum=0.0) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < minimum:
-        raise GraphInputError(f"{name} must be a finite number >= {minimum}, got {value!r}")
-    top = float(np.finfo(_float_dtype()).max)
-    if abs(value) > top:  # it becomes a scalar of the weights' dtype
-        raise GraphInputError(f"{name} = {value!r} does not fit {_float_dtype()} (at most {top:.4g})")
 
 
 # the largest max_levels / max_iters: the level and iteration records have these static sizes

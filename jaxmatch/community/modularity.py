@@ -20,11 +20,15 @@ sort groups arbitrary community labels).
 """
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxmatch._ops import INT_MAX, is_traced, take
+from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, _float_dtype, check_type
 
 __all__ = ["modularity", "degrees", "partition_modularity", "entry_modularity"]
 
@@ -88,11 +92,31 @@ def modularity(g, labels, *, resolution: float = 1.0) -> jax.Array:
     >>> round(float(modularity(g, [0, 0, 0, 1, 1, 1])), 6)
     0.5
     """
-    from jaxmatch.community import _check_graph, _check_real
     _check_graph(g)
     _check_real(resolution, "resolution")
     labels = _labels(g, labels)
     return _modularity(g, labels, jnp.asarray(resolution, g.adj.weights.dtype))
+
+
+# --------------------------------------------------------------------------
+# input checks, shared with louvain (jaxmatch.community)
+
+
+def _check_graph(g) -> None:
+    check_type(g, Graph, "Graph.from_edges, jaxmatch.from_scipy or jaxmatch.read")
+    if jnp.ndim(g.n) != 0:  # a tracer has its per-graph shape under vmap, the batch shape under jit
+        raise GraphInputError(
+            "got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, e.g. "
+            "jax.vmap(lambda g: louvain(g).labels)(batch)")
+
+
+def _check_real(value, name, *, minimum=0.0) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value < minimum:
+        raise GraphInputError(f"{name} must be a finite number >= {minimum}, got {value!r}")
+    top = float(np.finfo(_float_dtype()).max)
+    if abs(value) > top:  # it becomes a scalar of the weights' dtype
+        raise GraphInputError(f"{name} = {value!r} does not fit {_float_dtype()} (at most {top:.4g})")
 
 
 @jax.jit
@@ -102,14 +126,12 @@ def _modularity(g, labels, resolution):
 
 def _labels(g, labels):
     """Labels padded to the vertex capacity; checked on the host when concrete."""
-    from jaxmatch.graph import INT32_MAX, GraphInputError
     if is_traced(labels) or is_traced(g.n):
         if labels.shape[-1] != g.vertex_cap:
             raise GraphInputError(
                 f"under jit/vmap labels must have the vertex capacity {g.vertex_cap} as length, "
                 f"got shape {labels.shape}")
         return labels.astype(jnp.int32)
-    import numpy as np
     try:
         a = np.asarray(labels)
     except (ValueError, TypeError):

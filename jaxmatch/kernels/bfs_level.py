@@ -25,7 +25,7 @@ launch:
 vertices at distance ``level`` is fixed, and so is each one's ``dist``.
 ``dist`` holds non-negative int32 levels (``INT_MAX`` unlabelled, -1
 blocked) as float32 bit patterns, for the reason given in
-:func:`jaxmatch.kernels.stable_mw._atomic_min`.
+:func:`jaxmatch.kernels._pallas._atomic_min`.
 
 ``_reference`` is the same level in pure JAX (the next frontier in vertex
 order). Cost: O(frontier + its arcs) per level, one launch.
@@ -54,7 +54,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX, take
-from jaxmatch.kernels.stable_mw import _atomic_min, _f32, _i32, _load, _store
+from jaxmatch.kernels._pallas import _atomic_min, _f32, _i32, _load, _store
 
 
 class Config(NamedTuple):
@@ -77,7 +77,7 @@ def _atomic_add(ref, i: int, value, interpret):
 
 
 def _flat(f, ref, idx, val, mask, interpret):
-    """``f`` (an atomic or a store of :mod:`stable_mw`) on a 2-D tile: as is on the GPU, flattened when interpreted."""
+    """``f`` (an atomic or a store of :mod:`jaxmatch.kernels._pallas`) on a 2-D tile: as is on the GPU, flattened when interpreted."""
     if not interpret:
         return f(ref, idx, val, mask, interpret)
     out = f(ref, idx.reshape(-1), val.reshape(-1), mask.reshape(-1), interpret)

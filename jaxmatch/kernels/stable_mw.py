@@ -57,6 +57,8 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
+from jaxmatch.kernels._pallas import _atomic_min, _barrier, _f32, _i32, _load, _store
+from jaxmatch.kernels._stable_wave import DEFAULT_BLOCK, _wave
 
 
 class Config(NamedTuple):
@@ -72,51 +74,6 @@ class Config(NamedTuple):
 def usable(width: int, cfg: Config = Config()) -> bool:
     """Whether a slot prefix of this width splits into whole blocks."""
     return width % cfg.block == 0
-
-
-def _load(ref, idx, mask, other, volatile=False):
-    return plgpu.load(ref.at[jnp.where(mask, idx, 0)], mask=mask, other=other, volatile=volatile)
-
-
-def _f32(x):
-    return lax.bitcast_convert_type(x, jnp.float32)
-
-
-def _i32(x):
-    return lax.bitcast_convert_type(x, jnp.int32)
-
-
-def _atomic_min(ref, idx, val, mask, interpret):
-    """``old = ref[idx]; ref[idx] = min(old, val)`` where mask, atomically on the GPU.
-
-    ``ref`` holds non-negative int32 values stored as float32 bit patterns:
-    Pallas's Triton lowering sends tensor atomics on ints down its float
-    path, which for non-negative bit patterns is a signed integer atomic
-    min, the operation wanted here. Interpret mode has no masked atomics:
-    there a scatter-min stands in, and each lane's ``old`` is what the
-    atomics would return run in lane order (lower lanes first).
-    """
-    if not interpret:
-        return _i32(plgpu.atomic_min(ref, (jnp.where(mask, idx, 0),), _f32(val), mask=mask))
-    a = _i32(ref[...])
-    ref[...] = _f32(a.at[jnp.where(mask, idx, a.shape[0])].min(val, mode="drop"))
-    lane = jnp.arange(idx.shape[0])
-    earlier = (idx[None, :] == idx[:, None]) & mask[None, :] & (lane[None, :] < lane[:, None])
-    return jnp.minimum(a[jnp.where(mask, idx, 0)], jnp.min(jnp.where(earlier, val[None, :], INT_MAX), axis=1))
-
-
-def _store(ref, idx, val, mask, interpret):
-    """``ref[idx] = val`` where mask (in interpret mode a scatter that drops the masked lanes)."""
-    if not interpret:
-        plgpu.store(ref.at[jnp.where(mask, idx, 0)], val, mask=mask)
-    else:
-        a = ref[...]
-        ref[...] = a.at[jnp.where(mask, idx, a.shape[0])].set(val, mode="drop")
-
-
-def _barrier(interpret):
-    if not interpret:
-        plgpu.debug_barrier()
 
 
 def _kernel(*refs, cfg: Config, m_cap, w_cap, shared_m, use_pos, use_wrank, use_inv_m, interpret):
@@ -253,7 +210,6 @@ def mw_steps(t, men, women, sm, sp, hold, pos, *, cfg: Config = Config(), interp
 
 def _reference(t, men, women, sm, sp, hold, pos, *, cfg: Config = Config()):
     """The same call in pure JAX: ``steps`` barrier-separated waves of the array version."""
-    from jaxmatch.stable.gale_shapley import DEFAULT_BLOCK, _wave
     wave = partial(_wave, t, men, women, cfg.window, DEFAULT_BLOCK)
     sm, sp, hold, pos = lax.fori_loop(0, cfg.steps, lambda _, c: wave(*c),
                                       (sm, sp, hold, pos))
