@@ -86,6 +86,14 @@ def check_positive(value, name: str, kind=int) -> None:
         raise GraphInputError(f"{name} must be a positive {kind.__name__}, got {value!r}")
 
 
+def check_not_batch(size, what: str, example: str) -> None:
+    """Raise unless ``size`` (a container's true-size field) is a scalar: a batch made by
+    :func:`stack` must go through ``jax.vmap``. Works eagerly and on tracers (a tracer has its
+    per-graph shape under vmap, the batch shape under jit)."""
+    if np.ndim(size) != 0:
+        raise GraphInputError(f"got a batch of {what}; map over it with jax.vmap, e.g. {example}")
+
+
 def _capacity(n: int, given, name: str) -> int:
     if given is None:
         return next_pow2(n)

@@ -13,7 +13,7 @@ from jaxmatch.bipartite import augmenting as _ap
 from jaxmatch.bipartite import graft as _graft
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
-from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_positive, check_type, next_pow2
+from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_not_batch, check_positive, check_type, next_pow2
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
@@ -43,9 +43,8 @@ class MatchingResult(NamedTuple):
 
 def _check_graph(g) -> None:
     check_type(g, BipartiteGraph, "BipartiteGraph.from_edges or jaxmatch.from_scipy")
-    if np.ndim(g.n_rows) != 0:  # a tracer has its per-graph shape under vmap, the batch shape under jit
-        raise GraphInputError("got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, "
-                              "e.g. jax.vmap(lambda g: maximum_matching(g).cardinality)(batch)")
+    check_not_batch(g.n_rows, "graphs (from jaxmatch.stack)",
+                    "jax.vmap(lambda g: maximum_matching(g).cardinality)(batch)")
     if g.row_cap + g.col_cap + 2 > INT32_MAX:
         raise GraphInputError("row_cap + col_cap must stay below 2**31 - 2 (labels are int32)")
 

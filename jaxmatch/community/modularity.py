@@ -28,7 +28,7 @@ import numpy as np
 from jax import lax
 
 from jaxmatch._ops import INT_MAX, is_traced, take
-from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, _float_dtype, check_type
+from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, _float_dtype, check_not_batch, check_type
 
 __all__ = ["modularity", "degrees", "partition_modularity", "entry_modularity"]
 
@@ -104,10 +104,7 @@ def modularity(g, labels, *, resolution: float = 1.0) -> jax.Array:
 
 def _check_graph(g) -> None:
     check_type(g, Graph, "Graph.from_edges, jaxmatch.from_scipy or jaxmatch.read")
-    if jnp.ndim(g.n) != 0:  # a tracer has its per-graph shape under vmap, the batch shape under jit
-        raise GraphInputError(
-            "got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, e.g. "
-            "jax.vmap(lambda g: louvain(g).labels)(batch)")
+    check_not_batch(g.n, "graphs (from jaxmatch.stack)", "jax.vmap(lambda g: louvain(g).labels)(batch)")
 
 
 def _check_real(value, name, *, minimum=0.0) -> None:

@@ -21,7 +21,7 @@ from jaxmatch._ops import is_traced, mask_ids, take, with_status_name
 from jaxmatch.flow import push_relabel as _pr
 from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch.graph import (
-    CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_positive, check_type, next_pow2)
+    CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_not_batch, check_positive, check_type, next_pow2)
 
 __all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
 
@@ -79,9 +79,8 @@ class CutResult(NamedTuple):
 
 def _check_net(net) -> None:
     check_type(net, FlowNetwork, "FlowNetwork.from_edges, jaxmatch.from_scipy(A, kind='flow') or jaxmatch.read")
-    if np.ndim(net.n) != 0:  # a tracer has its per-network shape under vmap, the batch shape under jit
-        raise GraphInputError("max_flow takes one network; map it over a batch made by "
-                              "jaxmatch.stack with jax.vmap")
+    check_not_batch(net.n, "networks (from jaxmatch.stack)",
+                    "jax.vmap(lambda net: max_flow(net, s, t).flow_value)(batch)")
     if net.vertex_cap + 2 > INT32_MAX:
         raise GraphInputError("vertex_capacity must stay below 2**31 - 2 (heights are int32)")
 
@@ -399,8 +398,6 @@ def matching_from_flow(g: BipartiteGraph, flow):
 
 @jax.jit
 def _matching_from_flow(g, flow):
-    if flow.shape[0] == 0:  # eagerly, a network with no arcs has an empty flow: nothing to gather
-        flow = jnp.zeros(1, flow.dtype)
     e = jnp.arange(g.edge_cap, dtype=jnp.int32)
     f = take(flow, e, 0)
     on = (e < g.n_edges) & (f > 0)

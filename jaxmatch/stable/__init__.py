@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmatch._ops import is_traced, sum_words, with_status_name, words_total
-from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_positive, next_pow2
+from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_not_batch, check_positive, next_pow2
 from jaxmatch.graph import _capacity as _cap
 from jaxmatch.graph import _static as _field_static
 from jaxmatch.kernels import stable_mw as _stable_mw
@@ -339,9 +339,8 @@ def as_instance(men_prefs, women_prefs) -> tuple[Preferences, Preferences]:
     men = _as_prefs(men_prefs, n_women, "men_prefs")
     women = _as_prefs(women_prefs, n_men, "women_prefs")
     for p, side in ((men, "men_prefs"), (women, "women_prefs")):
-        if np.ndim(p.n) != 0:  # a tracer has its per-instance shape under vmap, the batch shape under jit
-            raise GraphInputError(f"{side} is a batch (from stack_preferences); map over it with jax.vmap, "
-                                  "e.g. jax.vmap(lambda m, w: stable_marriage(m, w).wife)(men, women)")
+        check_not_batch(p.n, f"preferences in {side} (from stack_preferences)",
+                        "jax.vmap(lambda m, w: stable_marriage(m, w).wife)(men, women)")
     for p, q, side, other in ((men, women, "men_prefs", "women"), (women, men, "women_prefs", "men")):
         if is_traced(p.n_other) or is_traced(q.n):
             continue

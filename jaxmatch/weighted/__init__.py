@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmatch._ops import is_traced, take, with_status_name
-from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_positive, check_type
+from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_not_batch, check_positive, check_type
 from jaxmatch.weighted import b_suitor as _bs
 from jaxmatch.weighted import locally_dominant as _ld
 from jaxmatch.weighted import suitor as _su
@@ -84,9 +84,7 @@ class BMatchingResult(NamedTuple):
 
 def _check_graph(g) -> None:
     check_type(g, Graph, "Graph.from_edges or jaxmatch.from_scipy(A, kind='graph')")
-    if np.ndim(g.n) != 0:  # a tracer has its per-graph shape under vmap, the batch shape under jit
-        raise GraphInputError("got a batch of graphs (from jaxmatch.stack); map over it with jax.vmap, "
-                              "e.g. jax.vmap(lambda g: suitor(g).mate)(batch)")
+    check_not_batch(g.n, "graphs (from jaxmatch.stack)", "jax.vmap(lambda g: suitor(g).mate)(batch)")
     if g.vertex_cap > MAX_VERTEX_CAP:
         raise GraphInputError(f"vertex_cap = {g.vertex_cap} is above the supported {MAX_VERTEX_CAP}")
 

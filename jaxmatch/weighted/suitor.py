@@ -80,7 +80,7 @@ class EdgeOrder(NamedTuple):
     """The stored entries in the edge order, and the rank of every entry."""
 
     rank: jax.Array    # [entry_cap] rank of each entry's edge, INT_MAX for ignored entries
-    perm: jax.Array    # [2 * max(entry_cap // 2, 1)] valid entries by rank, the two copies of an edge
+    perm: jax.Array    # [2 * (entry_cap // 2)] valid entries by rank, the two copies of an edge
                        # adjacent (2r: the copy with src < dst, 2r + 1 its twin); entry_cap after
     valid: jax.Array   # [entry_cap] entries that are edges for matching
 
@@ -116,9 +116,7 @@ def edge_order(g) -> EdgeOrder:
     by (source, target), both copies of an edge with one weight). Ranks of
     the m valid edges are exactly 0 .. m-1.
     """
-    # at least one pair of slots: a graph with no edges has entry_cap 1, and gathers from
-    # zero-length arrays fail to compile
-    E, H = g.entry_cap, max(g.entry_cap // 2, 1)
+    E, H = g.entry_cap, g.entry_cap // 2
     src, dst = g.adj.src, g.adj.indices
     valid = valid_entries(g)
     twin = jnp.argsort(dst, stable=True).astype(jnp.int32)
@@ -157,8 +155,8 @@ def rank_endpoints(g, rank) -> jax.Array:
 class SortedAdjacency(NamedTuple):
     """Neighbour lists sorted by rank: row v is ``[start[v], end[v])`` (valid entries only)."""
 
-    nbr: jax.Array     # [2 * max(entry_cap // 2, 1)] neighbour of each entry, rows sorted by rank
-    rank: jax.Array    # [2 * max(entry_cap // 2, 1)] rank of each entry (INT_MAX after the last row)
+    nbr: jax.Array     # [2 * (entry_cap // 2)] neighbour of each entry, rows sorted by rank
+    rank: jax.Array    # [2 * (entry_cap // 2)] rank of each entry (INT_MAX after the last row)
     start: jax.Array   # [vertex_cap]
     end: jax.Array     # [vertex_cap]
 
