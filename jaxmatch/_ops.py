@@ -29,6 +29,19 @@ def is_traced(x) -> bool:
     return isinstance(x, jax.core.Tracer)
 
 
+HOST_TRIM_MAX = 1 << 16
+
+
+def trim(x: jax.Array, k: int) -> jax.Array:
+    """``x[:k]`` of an eager result. Up to ``HOST_TRIM_MAX`` elements the cut is made on the host:
+    a device slice compiles once per length, which a user with many small graphs pays per graph."""
+    if x.shape[0] == k:
+        return x
+    if x.size <= HOST_TRIM_MAX:
+        return jnp.asarray(np.asarray(x)[:k])
+    return x[:k]
+
+
 def take(a: jax.Array, idx: jax.Array, fill) -> jax.Array:
     """``a[idx]`` where in-range, ``fill`` where idx < 0 or idx >= len(a) (everywhere when a is empty)."""
     if a.shape[0] == 0:        # nothing to gather from (a gather from an empty array does not compile)

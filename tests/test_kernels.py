@@ -148,10 +148,11 @@ def test_sum_words_is_exact():
 # one BFS level of the flow solver's global relabel (jaxmatch.kernels.bfs_level)
 
 def _residual_case(rng, n, m):
-    """A random residual CSR (rows by tail, reverse positions) with some zero residual capacities."""
+    """A random residual CSR (rows by tail, reverse positions) with some zero residual capacities,
+    in one capacity for every n < 45 and m <= 256 (one compilation for all the trials)."""
     from jaxmatch.flow import FlowNetwork
     tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
-    net = FlowNetwork.from_edges(tail, head, rng.integers(0, 3, m), n, vertex_capacity=n + 3)
+    net = FlowNetwork.from_edges(tail, head, rng.integers(0, 3, m), n, vertex_capacity=48, arc_capacity=256)
     rc = jax.numpy.asarray(rng.integers(0, 2, net.res_rev.shape[0]), jax.numpy.int32)
     return net, rc
 
@@ -164,7 +165,7 @@ def test_bfs_level_equals_reference(cfg):
     rng = np.random.default_rng(cfg.block)
     for trial in range(12):
         n = int(rng.integers(2, 40))
-        net, rc = _residual_case(rng, n, int(rng.integers(1, 6 * n)))
+        net, rc = _residual_case(rng, n, int(rng.integers(1, min(6 * n, 256))))
         vc = net.vertex_cap
         level = int(rng.integers(1, 5))
         frontier_ids = rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, with_status_name
+from jaxmatch._ops import is_traced, trim, with_status_name
 from jaxmatch.bipartite import augmenting as _ap
 from jaxmatch.bipartite import graft as _graft
 from jaxmatch.bipartite import init as _init
@@ -59,7 +59,7 @@ def _check_choice(value, allowed, name):
 def _finish(g, row_mate, col_mate, status, stats) -> MatchingResult:
     card = jnp.sum(row_mate >= 0, dtype=jnp.int32)
     if not is_traced(g.n_rows):
-        row_mate, col_mate = row_mate[:int(g.n_rows)], col_mate[:int(g.n_cols)]
+        row_mate, col_mate = trim(row_mate, int(g.n_rows)), trim(col_mate, int(g.n_cols))
     return MatchingResult(row_mate, col_mate, card, status, stats)
 
 

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, mask_ids, take, with_status_name
+from jaxmatch._ops import is_traced, mask_ids, take, trim, with_status_name
 from jaxmatch.flow import push_relabel as _pr
 from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch.graph import (
@@ -258,7 +258,7 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
                                               interpret=kernel is not None and jax.default_backend() != "gpu", **opts)
     stats = {k: v for k, v in stats.items() if k != "rung_steps"}  # scalars only
     if not is_traced(net.n):
-        flow, side = flow[:int(net.n_arcs)], side[:int(net.n)]
+        flow, side = trim(flow, int(net.n_arcs)), trim(side, int(net.n))
     return FlowResult(value, flow, side, status, stats)
 
 
@@ -392,7 +392,7 @@ def matching_from_flow(g: BipartiteGraph, flow):
     check_type(g, BipartiteGraph, "BipartiteGraph.from_edges or jaxmatch.from_scipy")
     row_mate, col_mate = _matching_from_flow(g, jnp.asarray(flow))
     if not is_traced(g.n_rows):
-        row_mate, col_mate = row_mate[:int(g.n_rows)], col_mate[:int(g.n_cols)]
+        row_mate, col_mate = trim(row_mate, int(g.n_rows)), trim(col_mate, int(g.n_cols))
     return row_mate, col_mate
 
 

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, sum_words, with_status_name, words_total
+from jaxmatch._ops import is_traced, sum_words, trim, with_status_name, words_total
 from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_not_batch, check_positive, next_pow2
 from jaxmatch.graph import _capacity as _cap
 from jaxmatch.graph import _static as _field_static
@@ -248,13 +248,13 @@ class Preferences:
     def to_csr(self):
         """Host copy ``(indptr int64 [n+1], indices int32)``; a shared list is materialised."""
         n = int(self.n)
-        length = np.asarray(self.length[:n]).astype(np.int64)
+        length = np.asarray(self.length)[:n].astype(np.int64)
         indptr = np.zeros(n + 1, np.int64)
         np.cumsum(length, out=indptr[1:])
         if self.shared:
-            row = np.asarray(self.entries[:int(self.n_entries)])
+            row = np.asarray(self.entries)[:int(self.n_entries)]
             return indptr, np.tile(row, n).astype(np.int32)
-        return indptr, np.asarray(self.entries[:int(self.n_entries)]).astype(np.int32)
+        return indptr, np.asarray(self.entries)[:int(self.n_entries)].astype(np.int32)
 
     def to_lists(self) -> list[list[int]]:
         indptr, ids = self.to_csr()
@@ -264,7 +264,7 @@ class Preferences:
         """The one list of a shared instance (host copy)."""
         if not self.shared:
             raise GraphInputError("shared_order needs a shared list")
-        return np.asarray(self.entries[:int(self.n_entries)])
+        return np.asarray(self.entries)[:int(self.n_entries)]
 
     def capacities(self) -> dict:
         return dict(n_capacity=self.n_cap, entry_capacity=self.e_cap)
@@ -497,7 +497,7 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     n_men, n_women = int(men.n), int(women.n)
     # considered entries are 0 past n; the total comes back as a few words, not the n counts
     proposals = words_total(words)
-    return StableMarriageResult(wife[:n_men], husband[:n_women], status, dict(stats, proposals=proposals))
+    return StableMarriageResult(trim(wife, n_men), trim(husband, n_women), status, dict(stats, proposals=proposals))
 
 
 @partial(jax.jit, static_argnames=("method", "max_iters", "unroll", "window", "kernel"))

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, take, with_status_name
+from jaxmatch._ops import is_traced, take, trim, with_status_name
 from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_not_batch, check_positive, check_type
 from jaxmatch.weighted import b_suitor as _bs
 from jaxmatch.weighted import locally_dominant as _ld
@@ -126,7 +126,7 @@ def _finish(g, mate, status, stats) -> WeightedMatchingResult:
     entry_matched = take(mate, g.adj.src, -1) == g.adj.indices
     weight, card = _weight(g, entry_matched)
     if not is_traced(g.n):
-        mate = mate[:int(g.n)]
+        mate = trim(mate, int(g.n))
     return WeightedMatchingResult(mate, weight, card, status, stats)
 
 
@@ -275,7 +275,7 @@ def b_suitor(g: Graph, b=1, *, max_b: int | None = None, max_iters: int | None =
                                                  batch=batch, lanes=lanes)
     weight, card = _weight(g, matched)
     if not is_traced(g.n):
-        matched, partners = matched[:int(g.n_entries)], partners[:int(g.n)]
+        matched, partners = trim(matched, int(g.n_entries)), trim(partners, int(g.n))
     return BMatchingResult(matched, partners, weight, card, status, stats)
 
 
