@@ -261,8 +261,7 @@ def main(argv=None):
     from jaxmatch.kernels.stable_mw import Config
     from jaxmatch.stable import gale_shapley as gs
 
-    if args.group is not None:  # read when tracing: set before the first solve
-        gs.GROUP = args.group
+    config = gs.Config() if args.group is None else gs.Config(group=args.group)
     dev = jax.devices()[0]
     print(f"device: {dev.device_kind} ({dev.platform}), jax {jax.__version__}, "
           f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}", flush=True)
@@ -374,7 +373,8 @@ def main(argv=None):
             parts = dict(solve_given_tables=part(10 ** 9, cfg),
                          no_proposals=part(2, cfg._replace(steps=0, short_steps=0)),
                          one_launch=part(1, cfg._replace(short_steps=cfg.steps)),
-                         public_call=lambda: stable_marriage(men, women, method="mcvitie_wilson", kernel=cfg))
+                         public_call=lambda: stable_marriage(men, women, method="mcvitie_wilson", kernel=cfg,
+                                                                     config=config))
             for name, f in parts.items():
                 jax.block_until_ready(f())
                 med, _, _ = timed(lambda: jax.block_until_ready(f()), args.reps)
@@ -391,7 +391,8 @@ def main(argv=None):
             kern = {"": None, "xla": False}.get(impl, True)
             if impl.startswith("pallas-"):   # pallas-BLOCK-WINDOW-STEPS-WARPS-SHORT (a prefix of them)
                 kern = Config(*map(int, impl.split("-")[1:]))
-            call = lambda: jax.block_until_ready(stable_marriage(men, women, method=name, kernel=kern, **opts))
+            call = lambda: jax.block_until_ready(stable_marriage(men, women, method=name, kernel=kern, config=config,
+                                                                         **opts))
             t0 = time.perf_counter()
             res = call()
             first = time.perf_counter() - t0
@@ -436,7 +437,7 @@ def main(argv=None):
     def save():  # after every set, so a run cut short keeps what it measured
         path.write_text(json.dumps(dict(device=dev.device_kind, platform=dev.platform, jax=jax.__version__,
                                         xla_flags=os.environ.get("XLA_FLAGS", ""), bandwidth_Bps=bw,
-                                        options=opts, group=gs.GROUP, peer=peer_name, results=records), indent=1))
+                                        options=opts, group=config.group, peer=peer_name, results=records), indent=1))
 
     skipped = []
     for kind, sizes in (("easy", easy), ("hard", hard)):

@@ -20,6 +20,7 @@ from jaxmatch.graph import (
 from jaxmatch.community import LouvainResult, louvain, modularity
 from jaxmatch.flow import CutResult, FlowResult, matching_from_flow, matching_network, max_flow, min_cut
 from jaxmatch._config import enable_compilation_cache
+from jaxmatch.status import SolverError, Status
 from jaxmatch.io import from_igraph, from_networkx, from_scipy, read, to_scipy
 from jaxmatch.stable import (
     Preferences,
@@ -49,5 +50,5 @@ __all__ = [
     "LouvainResult", "louvain", "modularity",
     "CutResult", "FlowResult", "flow", "matching_from_flow", "matching_network", "max_flow", "min_cut",
     "Preferences", "StableMarriageResult", "read_preferences", "stable_marriage", "stack_preferences",
-    "enable_compilation_cache",
+    "enable_compilation_cache", "SolverError", "Status",
 ]

@@ -10,18 +10,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-# solver status codes, shared by every result type
-CONVERGED = 0
-MAX_ITERS = 1
-STATUS_NAMES = {CONVERGED: "converged", MAX_ITERS: "hit max_iters"}
+from jaxmatch.status import Status
+
+# solver status codes (jaxmatch.Status), as plain ints for traced code
+CONVERGED = int(Status.CONVERGED)
+MAX_ITERS = int(Status.MAX_ITERS)
 
 INT_MAX = jnp.iinfo(jnp.int32).max
-
-
-def with_status_name(cls):
-    """Class decorator: give a result NamedTuple a ``status_name`` property (its status in words)."""
-    cls.status_name = property(lambda self: STATUS_NAMES[int(self.status)], doc="The status in words.")
-    return cls
 
 
 def is_traced(x) -> bool:

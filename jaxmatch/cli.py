@@ -564,14 +564,15 @@ def demo_table(rows) -> str:
     return "\n".join(lines)
 
 
-def _cmd_demo(a) -> int:
+def _cmd_demo(a, problems=None) -> int:
+    """``jaxmatch demo``: ``problems`` (label, run) pairs, default :func:`demo_problems`."""
     import jax
 
     import jaxmatch
 
     t0 = time.perf_counter()
     rows = []
-    problems = demo_problems(a.repeats)
+    problems = demo_problems(a.repeats) if problems is None else problems
     with _bar(a, len(problems), "demo") as bar:
         for label, run in problems:
             bar.set_postfix_str(label)

@@ -86,6 +86,13 @@ def check_positive(value, name: str, kind=int) -> None:
         raise GraphInputError(f"{name} must be a positive {kind.__name__}, got {value!r}")
 
 
+def check_flag(value, name: str) -> bool:
+    """``value`` as a bool; GraphInputError unless it is True or False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise GraphInputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_not_batch(size, what: str, example: str) -> None:
     """Raise unless ``size`` (a container's true-size field) is a scalar: a batch made by
     :func:`stack` must go through ``jax.vmap``. Works eagerly and on tracers (a tracer has its

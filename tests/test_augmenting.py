@@ -75,7 +75,7 @@ def test_matching_never_shrinks_between_phases(method, bfs):
         g = BipartiteGraph.from_edges(r, c, 60, 60, **CAPS)
         expected, last, done = scipy_size(r, c, 60, 60), 0, False
         for phases in range(1, 40):
-            res = maximum_matching(g, method=method, bfs=bfs, init=None, max_iters=phases)
+            res = maximum_matching(g, method=method, bfs=bfs, init=None, max_iters=phases, throw=False)
             certify.check_matching(g, res.row_mate, res.col_mate)
             size = int(res.cardinality)
             assert size >= last

@@ -51,19 +51,19 @@ def test_demo_json(no_cache, capsys):
             assert r["peer_value"] / 2 <= r["value"] <= r["peer_value"] + 1e-6
 
 
-def test_demo_fails_on_a_bad_certificate(no_cache, monkeypatch, capsys):
+def test_demo_fails_on_a_bad_certificate(no_cache, capsys):
     bad = cli._row("maximum matching", "x", answer="1", value=1, peer="scipy", peer_answer="1", peer_value=1,
                    agrees=True, certificate="FAIL: CertificateError: planted", compile_s=0.0, solve_s=0.1,
                    peer_s=0.1)
     def crash():
         raise RuntimeError("planted crash")
 
-    monkeypatch.setattr(cli, "demo_problems", lambda repeats=3: [("bad", lambda: bad), ("crash", crash)])
-    assert main(["demo"]) == 1
+    problems = [("bad", lambda: bad), ("crash", crash)]
+    assert cli._cmd_demo(cli.build_parser().parse_args(["demo"]), problems) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and "certificate FAILED: maximum matching, x" in out
     assert "certificate FAILED: crash, -: FAIL: RuntimeError: planted crash" in out
-    assert main(["demo", "--json"]) == 1
+    assert cli._cmd_demo(cli.build_parser().parse_args(["demo", "--json"]), problems) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is False and [r["certificate"] != "ok" for r in data["rows"]] == [True, True]
 
@@ -119,17 +119,10 @@ def test_cli_cache_is_restored_for_in_process_callers(monkeypatch, tmp_path, cap
     monkeypatch.delenv("JAXMATCH_NO_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     before = _config._cache_settings()
-    seen = {}
-    real = cli._cmd_info
-
-    def spy(a):
-        seen["dir"] = jax.config.jax_compilation_cache_dir
-        return real(a)
-
-    monkeypatch.setattr(cli, "_cmd_info", spy)   # build_parser() reads it when main() runs
+    assert not (tmp_path / "jaxmatch").exists()
     assert main(["info", "karate"]) == 0
-    assert seen["dir"] == str(tmp_path / "jaxmatch")
-    assert _config._cache_settings() == before
+    assert (tmp_path / "jaxmatch").is_dir()          # main turned the cache on in the user's cache dir
+    assert _config._cache_settings() == before       # and gave the caller its settings back
 
 
 def test_no_cache_env(monkeypatch, capsys):

@@ -313,7 +313,11 @@ def test_int64_capacities_under_x64():
 def test_max_iters_reports_status():
     tail, head, cap, s, t, n = gen.washington_rlg(6, 8, seed=1)
     net = FlowNetwork.from_edges(tail, head, cap, n, **CAPS)
-    res = max_flow(net, terminals(s), terminals(t), max_iters=2)
+    with pytest.raises(jaxmatch.SolverError, match="max_flow: stopped at max_iters") as err:
+        max_flow(net, terminals(s), terminals(t), max_iters=2)       # throw=True, the default
+    res = max_flow(net, terminals(s), terminals(t), max_iters=2, throw=False)
+    assert err.value.status is jaxmatch.Status.MAX_ITERS and int(err.value.result.status) == 1
+    assert int(err.value.result.flow_value) == int(res.flow_value)
     assert int(res.status) == 1 and res.status_name == "hit max_iters"
     assert int(res.flow_value) < scipy_value(tail, head, cap, n, s, t)
 

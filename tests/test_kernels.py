@@ -90,15 +90,14 @@ def test_kernel_call_equals_reference_call():
         assert held == husband
 
 
-def test_kernel_with_slot_compaction(monkeypatch):
+def test_kernel_with_slot_compaction():
     """Launches on several slot widths, short launches while the busy count falls fast,
     and compaction steps between them."""
-    monkeypatch.setattr(gs, "MIN_WIDTH", 8)
-    monkeypatch.setattr(gs, "WIDTH_SHRINK", 4)
-    monkeypatch.setattr(gs, "FINE_STEPS", 1)
-    assert gs.widths(64) == (64, 32, 8)
+    ladder = gs.Config(min_width=8, width_shrink=4, fine_steps=1)
+    assert gs.widths(64, ladder) == (64, 32, 8)
     cfg = Config(block=8, window=1, steps=64, short_steps=2)
-    solve = jax.jit(partial(gs.solve, method="mcvitie_wilson", max_iters=10_000, kernel=cfg, interpret=True))
+    solve = jax.jit(partial(gs.solve, method="mcvitie_wilson", max_iters=10_000, kernel=cfg, interpret=True,
+                            cfg=ladder))
     rng = np.random.default_rng(17)
     cases = [random_instance(rng, int(rng.integers(30, 64)), int(rng.integers(30, 64)), p=0.3) for _ in range(3)]
     check_compacting_solve(solve, cases)
@@ -225,22 +224,21 @@ def test_max_flow_with_bfs_kernel():
         max_flow(net, 0, 1, kernel="yes")
 
 
-def test_bfs_kernel_default(monkeypatch):
+def test_bfs_kernel_default():
     """On the GPU the kernel is on by default, except under vmap (where max_flow keeps the XLA levels)."""
     import dataclasses
 
     import jaxmatch.flow as flow
     from jaxmatch.flow import FlowNetwork
     net = FlowNetwork.from_edges([0, 1], [1, 2], [1, 1], 3)
-    monkeypatch.setattr(flow.jax, "default_backend", lambda: "cpu")
-    assert flow._kernel_config(None, net) is None
-    monkeypatch.setattr(flow.jax, "default_backend", lambda: "gpu")
-    assert flow._kernel_config(None, net) == bfs_level.Config()
-    assert flow._kernel_config(False, net) is None
+    assert flow._kernel_config(None, net, "cpu") is None
+    assert flow._kernel_config(None, net, "gpu") == bfs_level.Config()
+    assert flow._kernel_config(False, net, "gpu") is None
+    assert flow._kernel_config(None, net) == (bfs_level.Config() if jax.default_backend() == "gpu" else None)
     seen = []
 
     def inside(cap):
-        seen.append(flow._kernel_config(None, dataclasses.replace(net, cap=cap)))
+        seen.append(flow._kernel_config(None, dataclasses.replace(net, cap=cap), "gpu"))
         return cap
     jax.vmap(inside)(jax.numpy.stack([net.cap, net.cap]))
     assert seen == [None]

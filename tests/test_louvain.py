@@ -296,7 +296,7 @@ BOTH_GROUPINGS = jax.jit(lambda bk, comm, tot, size, b, inv2m: [LV.move_bucket(
 
 @pytest.mark.parametrize("seed", range(3))
 def test_shift_grouping_equals_sort_grouping(seed):
-    """The in-row grouping of (vertex, C(j)) pairs (buckets of rows up to SHIFT_MAX entries)
+    """The in-row grouping of (vertex, C(j)) pairs (buckets of rows up to Config.shift_max entries)
     gives bit for bit the moves, a_c and sizes of the sorting one, on weighted graphs with
     loops, random partitions, default buckets and buckets of arbitrary vertices."""
     rng = np.random.default_rng(seed)
@@ -318,7 +318,7 @@ def test_shift_grouping_equals_sort_grouping(seed):
             rows = np.bincount(src[(src < 64) & (src != dst)], minlength=64)
             for c in range(LV.N_BUCKETS):                  # width: the longest row of each bucket
                 assert width[c] == rows[of_ == c].max(initial=0)
-            for b in np.flatnonzero((width > 0) & (width <= LV.SHIFT_MAX)):
+            for b in np.flatnonzero((width > 0) & (width <= LV.DEFAULT.shift_max)):
                 by_sort, by_shift = BOTH_GROUPINGS(bk, comm, tot, size, int(b), 1 / max(k.sum(), 1))
                 for x, y in zip(by_sort, by_shift):
                     np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
@@ -366,23 +366,38 @@ def _dolphins_level():
     return g, bk, start
 
 
+STEP_ANY = jax.jit(lambda bk, comm, tot, size, b, inv2m, group: LV.move_bucket(
+    bk, comm, tot, size, b, inv2m, 1.0, window=bk.s.shape[0], group=group), static_argnums=6)
+
+
 @pytest.mark.parametrize("high_first", [False, True])
-def test_bucket_order(high_first, monkeypatch):
+def test_bucket_order(high_first):
     """A sweep runs the non-empty degree buckets from the lowest degrees up (the paper's order),
-    or from the highest down (``high``)."""
+    or from the highest down (``high``): two sweeps of optimise equal move_bucket called by hand
+    on the buckets in that order, twice (the order matters here: the other one differs)."""
     g, bk, start = _dolphins_level()
-    seen, plain = [], LV.move_bucket
-
-    def recorded(bk, comm, tot, size, b, *args):
-        jax.debug.callback(lambda b: seen.append(int(b)), b, ordered=True)
-        return plain(bk, comm, tot, size, b, *args)
-
-    monkeypatch.setattr(LV, "move_bucket", recorded)       # traced afresh: optimise is not jitted
-    opts, _ = jaxmatch.community._options(g)
-    _, _, sweeps, _, _ = jax.block_until_ready(LV.optimise(bk, start, opts, (0.0, 0.0), 2, high=high_first))
     busy = np.flatnonzero(np.asarray(bk.count) > 0).tolist()
-    assert len(busy) == 3 and int(sweeps) == 2
-    assert seen == (busy[::-1] if high_first else busy) * 2
+    order, n_busy = LV.bucket_order(bk.count, jnp.bool_(high_first))
+    assert int(n_busy) == len(busy) == 3
+    assert np.asarray(order)[:3].tolist() == (busy[::-1] if high_first else busy)
+    opts, _ = jaxmatch.community._options(g)
+    comm, _, sweeps, _, _ = jax.block_until_ready(LV.optimise(bk, start, opts, (0.0, 0.0), 2, high=high_first))
+    assert int(sweeps) == 2
+
+    def by_hand(buckets):
+        n_cap, k = g.vertex_cap, bk.k
+        inv2m = 1 / jnp.sum(k)
+        c = start
+        for _ in range(2):
+            tot = jax.ops.segment_sum(k, c, n_cap)
+            size = jax.ops.segment_sum((c < n_cap).astype(jnp.int32), c, n_cap)
+            for b in buckets:
+                group = "shift" if int(bk.width[b]) <= LV.DEFAULT.shift_max else "sort"
+                c, tot, size, _ = STEP_ANY(bk, c, tot, size, jnp.int32(b), inv2m, group)
+        return np.asarray(c)
+
+    np.testing.assert_array_equal(np.asarray(comm), by_hand(busy[::-1] if high_first else busy))
+    assert not np.array_equal(np.asarray(comm), by_hand(busy if high_first else busy[::-1]))
 
 
 def test_level_sweeps_both_orders():
@@ -390,7 +405,7 @@ def test_level_sweeps_both_orders():
     order from the same start and keeps the run at the higher Q (ties: lowest first): equal to
     the better of two optimise calls. Without it, the plain optimise in ``opts.order``."""
     g, bk, start = _dolphins_level()
-    assert LV.ORDER == 2                                     # the default
+    assert LV.DEFAULT.order == 2                             # the default
     opts, static = jaxmatch.community._options(g)
     thr, cap = (0.0, 0.0), static["max_iters"]
     sweeps = jax.jit(lambda both: LV.level_sweeps(bk, start, opts, thr, both, cap))
@@ -429,15 +444,14 @@ def test_scatter_free_reductions(seed):
 
 
 @pytest.mark.parametrize("n_cap", [64, 50_000])
-def test_pair_groups_sort_paths_agree(n_cap, monkeypatch):
+def test_pair_groups_sort_paths_agree(n_cap):
     """The packed-key and two-key groupings, key-only and key-value sorts, give the same groups."""
     rng = np.random.default_rng(n_cap)
     a = np.sort(rng.integers(0, n_cap + 1, 2048)).astype(np.int32)
     b = rng.integers(0, min(n_cap, 30) + 1, 2048).astype(np.int32)
     outs = []
     for method in ("key", "kv"):
-        monkeypatch.setattr(LV, "SORT_METHOD", method)
-        outs.append([np.asarray(x) for x in LV.pair_groups(jnp.asarray(a), jnp.asarray(b), n_cap)])
+        outs.append([np.asarray(x) for x in LV.pair_groups(jnp.asarray(a), jnp.asarray(b), n_cap, method)])
     for x, y in zip(*outs):
         np.testing.assert_array_equal(x, y)
     grp, sa, sb, head = outs[0]
@@ -460,19 +474,18 @@ def test_stable_sort_paths_agree():
         np.testing.assert_array_equal(k, np.asarray(key)[order])
 
 
-def test_other_code_paths_same_answer(monkeypatch):
+def test_other_code_paths_same_answer():
     """Buckets and levels in shorter windows (lax.switch over classes), and a vertex capacity
     above 46,339 (pairs no longer pack into an int32 key in the aggregation), give the same
     partition as the plain path."""
-    monkeypatch.setattr(LV, "SINGLE_CLASS_MAX", 256)
-    monkeypatch.setattr(LV, "WINDOW_MIN", 128)
-    monkeypatch.setattr(LV, "FINE_CLASSES", 1)
-    assert LV.window_classes(1024) == [1024, 256]
-    assert LV.level_classes(1024) == [1024, 128]
-    assert LV.window_classes(256) == LV.level_classes(256) == [256]
+    cfg = LV.Config(single_class_max=256, window_min=128, fine_classes=1)
+    assert LV.window_classes(1024, cfg=cfg) == [1024, 256]
+    assert LV.level_classes(1024, cfg=cfg) == [1024, 128]
+    assert LV.window_classes(256, cfg=cfg) == LV.level_classes(256, cfg=cfg) == [256]
+    assert LV.window_classes(1024) == LV.level_classes(1024) == [1024]      # the default: one class
     g = jaxmatch.read(jaxmatch.datasets.path("dolphins"))            # 318 entries, buckets of 4-200
     a = louvain(g.with_capacity(**SMALL))
-    b = louvain(g.with_capacity(vertex_capacity=1 << 16, entry_capacity=1024))  # a capacity of its own
+    b = louvain(g.with_capacity(vertex_capacity=1 << 16, entry_capacity=1024), config=cfg)  # a capacity of its own
     assert LV._key_dtype(1 << 16) is None
     np.testing.assert_array_equal(a.labels, b.labels)
     np.testing.assert_array_equal(a.levels, b.levels)
@@ -629,7 +642,7 @@ def test_jit_equals_eager():
     assert int(out.status) == int(eager.status)
 
 
-def test_vmap_batch_of_32(monkeypatch):
+def test_vmap_batch_of_32():
     rng = np.random.default_rng(7)
     gs = []
     for i in range(32):
@@ -642,9 +655,9 @@ def test_vmap_batch_of_32(monkeypatch):
     labels, levels = np.asarray(out.labels), np.asarray(out.levels)
     # axis_name: the batch shares its window classes (lax.pmax), other lengths, same answers
     assert LV.window_classes(512, True) == [512, 256, 128] and LV.level_classes(512, True) == [512, 128]
-    monkeypatch.setattr(LV, "SHARED_MIN", 256)           # fewer classes: less to compile
-    assert LV.window_classes(512, True) == [512, 256] and LV.level_classes(512, True) == [512]
-    shared = jax.jit(jax.vmap(lambda g: louvain(g, axis_name="b"), axis_name="b"))(batch)
+    cfg = LV.Config(shared_min=256)                      # fewer classes: less to compile
+    assert LV.window_classes(512, True, cfg) == [512, 256] and LV.level_classes(512, True, cfg) == [512]
+    shared = jax.jit(jax.vmap(lambda g: louvain(g, axis_name="b", config=cfg), axis_name="b"))(batch)
     np.testing.assert_array_equal(np.asarray(shared.labels), labels)
     np.testing.assert_array_equal(np.asarray(shared.levels), levels)
     np.testing.assert_array_equal(np.asarray(shared.stats["iterations"]), np.asarray(out.stats["iterations"]))
@@ -734,7 +747,7 @@ def test_threshold_large_is_relative():
     absolute one would.
     """
     g = jaxmatch.read(jaxmatch.datasets.path("dolphins")).with_capacity(**SMALL)
-    one = dict(max_levels=1, refine=False)
+    one = dict(max_levels=1, refine=False, throw=False)
     q = [float(jaxmatch.modularity(g, np.arange(g.n)))]
     q += [float(louvain(g, max_iters=k, **one).level_modularity[0]) for k in range(1, 12)]
 
@@ -759,7 +772,7 @@ def test_large_graph_counts_vertices_that_can_move():
     keep = (src < dst) & (dst < d.vertex_cap)
     n = int(d.n)
     g = Graph.from_edges(src[keep], dst[keep], n=n + 100).with_capacity(**MEDIUM)
-    one = dict(max_levels=1, refine=False, threshold_large=0.05)
+    one = dict(max_levels=1, refine=False, threshold_large=0.05, throw=False)
     small = louvain(g, large_graph=10**6, **one)
     check_result(g, small)
     for lg in (n, n + 99):             # g.n > large_graph, but only n vertices can move
@@ -773,13 +786,17 @@ def test_large_graph_counts_vertices_that_can_move():
 
 def test_max_iters_and_max_levels_status():
     g = jaxmatch.read(jaxmatch.datasets.path("dolphins")).with_capacity(**SMALL)
-    short = louvain(g, max_iters=1)
+    with pytest.raises(jaxmatch.SolverError, match="louvain: stopped at max_levels") as err:
+        louvain(g, max_levels=1)
+    assert err.value.status is jaxmatch.Status.MAX_LEVELS
+    short = louvain(g, max_iters=1, throw=False)
     check_result(g, short)
     assert short.status_name == "hit max_iters"
     assert np.all(np.asarray(short.stats["iterations"]) <= 1)
-    one = louvain(g, max_levels=1)
+    one = louvain(g, max_levels=1, throw=False)
     check_result(g, one)
-    assert int(one.stats["levels"]) == 1 and int(one.status) == 1
+    assert int(one.stats["levels"]) == 1 and one.status_name == "hit max_levels"
+    check_result(g, err.value.result)
 
 
 @pytest.mark.parametrize("kwargs, match", [

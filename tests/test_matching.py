@@ -75,8 +75,11 @@ def test_max_iters_reports_status_and_stays_valid():
     n = 30  # complete bipartite from an empty matching: every column wants row 0 first
     r, c = np.divmod(np.arange(n * n), n)
     g = BipartiteGraph.from_edges(r, c)
-    res = maximum_matching(g, init=None, max_iters=2)
+    with pytest.raises(jaxmatch.SolverError, match="maximum_matching: stopped at max_iters") as err:
+        maximum_matching(g, init=None, max_iters=2)
+    res = maximum_matching(g, init=None, max_iters=2, throw=False)
     assert int(res.status) == 1 and res.status_name == "hit max_iters"
+    assert np.array_equal(np.asarray(err.value.result.row_mate), np.asarray(res.row_mate))
     certify.check_matching(g, res.row_mate, res.col_mate)
 
 
@@ -97,7 +100,7 @@ def test_lanes_smaller_than_the_active_edges():
     check(g, res, scipy_size(r, c, 60, 60))
 
 
-def test_auto_runs_graft_then_push_relabel_past_its_level_budget(monkeypatch):
+def test_auto_runs_graft_then_push_relabel_past_its_level_budget():
     import jaxmatch.bipartite as bip
     side = 24  # a grid (mesh): from the empty matching graft needs dozens of BFS levels
     ids = np.arange(side * side).reshape(side, side)
@@ -110,16 +113,15 @@ def test_auto_runs_graft_then_push_relabel_past_its_level_budget(monkeypatch):
     dense = BipartiteGraph.from_edges(r, c, 30, 30)
     size = scipy_size(u, v, side * side, side * side)
     for budget, switched in ((bip.AUTO_LEVELS, False), (0.05, True)):  # sqrt(576) * 0.05: 2 levels
-        monkeypatch.setattr(bip, "AUTO_LEVELS", budget)
         for g, n in ((grid, size), (dense, scipy_size(r, c, 30, 30))):
-            res = maximum_matching(g, method="auto", init=None)
+            res = maximum_matching(g, method="auto", init=None, auto_levels=budget)
             check(g, res, n)
             graft = maximum_matching(g, method="graft", init=None)
             if not switched or g is grid:   # default budget: graft alone; 2 levels: G-PR finishes the grid
                 assert (int(res.stats["pr_iterations"]) > 0) == switched
             if int(res.stats["pr_iterations"]) == 0:  # graft alone: its answer, bit for bit
                 assert np.array_equal(res.row_mate, graft.row_mate)
-            jitted = jax.jit(lambda g: maximum_matching(g, method="auto", init=None))(g)
+            jitted = jax.jit(lambda g: maximum_matching(g, method="auto", init=None, auto_levels=budget))(g)
             assert int(jitted.cardinality) == n and int(jitted.status) == 0
             assert int(jitted.stats["pr_iterations"]) == int(res.stats["pr_iterations"])
 

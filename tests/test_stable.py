@@ -254,14 +254,13 @@ def check_compacting_solve(solve, cases):
         check_stable(men, women, np.asarray(wife)[:len(men)])
 
 
-def test_slot_compaction_to_smaller_widths(monkeypatch):
+def test_slot_compaction_to_smaller_widths():
     """With tiny widths the busy slots move to smaller prefixes (compaction steps)."""
-    monkeypatch.setattr(gs, "MIN_WIDTH", 4)
-    monkeypatch.setattr(gs, "WIDTH_SHRINK", 4)
-    monkeypatch.setattr(gs, "FINE_STEPS", 0)
-    assert gs.widths(64) == (64, 16, 4) and gs.widths(256)[:3] == (256, 64, 16)
+    cfg = gs.Config(min_width=4, width_shrink=4, fine_steps=0)
+    assert gs.widths(64, cfg) == (64, 16, 4) and gs.widths(256, cfg)[:3] == (256, 64, 16)
+    assert gs.widths(64) == (64,)                                   # the default: one width
     rng = np.random.default_rng(13)
-    solve = jax.jit(partial(gs.solve, method="mcvitie_wilson", max_iters=10_000, unroll=2))
+    solve = jax.jit(partial(gs.solve, method="mcvitie_wilson", max_iters=10_000, unroll=2, cfg=cfg))
     cases = [random_instance(rng, int(rng.integers(20, 60)), int(rng.integers(20, 60)), p=0.3) for _ in range(6)]
     cases.append((np.array(stable_hard(50)[0]).tolist(), np.array(stable_hard(50)[1]).tolist()))
     check_compacting_solve(solve, cases)
@@ -271,12 +270,11 @@ def test_slot_compaction_to_smaller_widths(monkeypatch):
     check_stable(*stable_hard(50, seed=2), np.asarray(wife)[:50])
 
 
-def test_slot_compaction_fine_ladder(monkeypatch):
+def test_slot_compaction_fine_ladder():
     """The default ladder (halvings, then coarse steps) and McVitie-Wilson's one-wave steps."""
-    monkeypatch.setattr(gs, "MIN_WIDTH", 4)
-    monkeypatch.setattr(gs, "WIDTH_SHRINK", 4)
-    assert gs.widths(64) == (64, 32, 16, 8)
-    solve = jax.jit(partial(gs.solve, method="mcvitie_wilson", max_iters=10_000, unroll=4))
+    cfg = gs.Config(min_width=4, width_shrink=4)
+    assert gs.widths(64, cfg) == (64, 32, 16, 8)
+    solve = jax.jit(partial(gs.solve, method="mcvitie_wilson", max_iters=10_000, unroll=4, cfg=cfg))
     rng = np.random.default_rng(21)
     cases = [random_instance(rng, 60, 55, p=0.3), (np.array(stable_hard(60)[0]).tolist(),
                                                   np.array(stable_hard(60)[1]).tolist())]
@@ -306,7 +304,7 @@ def test_second_level_filter_keeps_each_womans_best():
 
 def test_max_iters_status():
     M, W = (P.with_capacity(**HARD_CAPS) for P in as_instance(*stable_hard(40)))
-    res = stable_marriage(M, W, method="gale_shapley", max_iters=5)
+    res = stable_marriage(M, W, method="gale_shapley", max_iters=5, throw=False)
     assert int(res.status) == 1 and res.status_name == "hit max_iters"
     wife = np.asarray(res.wife)
     assert np.array_equal(wife[:5], np.arange(5)) and (wife[5:] == -1).all()

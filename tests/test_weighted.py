@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
+import jaxmatch
 from jaxmatch import certify
 from jaxmatch.graph import BipartiteGraph, Graph, GraphInputError, stack
 from jaxmatch.weighted import (
@@ -318,13 +319,15 @@ def test_sorted_and_dense_give_identical_results_and_stats_make_sense():
 def test_max_iters_reports_status_and_keeps_a_valid_matching():
     u = np.arange(39)
     g = Graph.from_edges(u, u + 1, np.arange(1.0, 40.0), **CAPS)  # long chain
-    for res in (suitor(g, max_iters=2), suitor(g, sorted_adjacency=False, max_iters=2),
-                locally_dominant(g, max_iters=1)):
+    with pytest.raises(jaxmatch.SolverError, match="suitor: stopped at max_iters"):
+        suitor(g, max_iters=2)
+    for res in (suitor(g, max_iters=2, throw=False), suitor(g, sorted_adjacency=False, max_iters=2, throw=False),
+                locally_dominant(g, max_iters=1, throw=False)):
         assert res.status_name == "hit max_iters"
         mate = np.asarray(res.mate)
         v = np.flatnonzero(mate >= 0)
         assert (mate[mate[v]] == v).all() and (np.abs(mate[v] - v) == 1).all()
-    r = b_suitor(g, 2, max_b=MAX_B, max_iters=1)
+    r = b_suitor(g, 2, max_b=MAX_B, max_iters=1, throw=False)
     assert int(r.status) == 1
     assert suitor(g).status_name == "converged"
 

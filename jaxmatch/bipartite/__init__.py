@@ -8,17 +8,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, trim, with_status_name
+from jaxmatch._ops import is_traced, trim
+from jaxmatch.status import settle, with_status_name
 from jaxmatch.bipartite import augmenting as _ap
 from jaxmatch.bipartite import graft as _graft
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
-from jaxmatch.graph import INT32_MAX, BipartiteGraph, GraphInputError, check_not_batch, check_positive, check_type, next_pow2
+from jaxmatch.graph import (INT32_MAX, BipartiteGraph, GraphInputError, check_flag, check_not_batch, check_positive,
+                            check_type, next_pow2)
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
 METHODS = ("pr", "flow") + _ap.METHODS + ("graft", "auto")
-AUTO_LEVELS = 4.0  # "auto": graft's BFS levels before G-PR takes over, per sqrt(vertices of the larger side)
+AUTO_LEVELS = 4.0  # default auto_levels: graft's BFS levels before G-PR takes over, per sqrt(larger side)
 INITS = (None,) + _init.METHODS
 
 
@@ -26,9 +28,9 @@ INITS = (None,) + _init.METHODS
 class MatchingResult(NamedTuple):
     """A matching: ``row_mate[r]`` is r's column or -1, ``col_mate[c]`` c's row or -1.
 
-    ``status`` is 0 when the solver converged (the matching is maximum) and 1
-    when it stopped at ``max_iters`` (the matching is valid but may not be
-    maximum). ``stats`` holds work counters (iterations, global relabels,
+    ``status`` is a :class:`jaxmatch.Status`: 0 when the solver converged (the
+    matching is maximum), else the bound that stopped it (the matching is
+    valid but may not be maximum). ``stats`` holds work counters (iterations, global relabels,
     pushes, BFS levels, initialisation rounds). Eagerly the mates have length
     n_rows and n_cols; under ``jit``/``vmap`` they keep the graph's
     capacities, with -1 past the true sizes.
@@ -64,13 +66,14 @@ def _finish(g, row_mate, col_mate, status, stats) -> MatchingResult:
 
 
 def initial_matching(g: BipartiteGraph, method: str = "karp_sipser", *,
-                     max_rounds: int | None = _init.DEFAULT_ROUNDS):
+                     max_rounds: int | None = _init.DEFAULT_ROUNDS, throw: bool = True):
     """A maximal (after enough rounds) matching by the cheap greedy or Karp-Sipser rule.
 
     ``method`` is "cheap" or "karp_sipser" (see :mod:`jaxmatch.bipartite.init`).
     Returns a :class:`MatchingResult` whose status is 0 when the matching is
     maximal, 1 when ``max_rounds`` stopped it first (None: the default,
-    ``jaxmatch.bipartite.init.DEFAULT_ROUNDS``). O(|E|) per round.
+    ``jaxmatch.bipartite.init.DEFAULT_ROUNDS``; ``throw`` as for
+    :func:`maximum_matching`). O(|E|) per round.
 
     >>> g = BipartiteGraph.from_edges([0, 0, 1], [0, 1, 0])
     >>> int(initial_matching(g, "karp_sipser").cardinality)
@@ -79,22 +82,24 @@ def initial_matching(g: BipartiteGraph, method: str = "karp_sipser", *,
     _check_graph(g)
     _check_choice(method, _init.METHODS, "method")
     check_positive(max_rounds, "max_rounds")
+    check_flag(throw, "throw")
     max_rounds = _init.DEFAULT_ROUNDS if max_rounds is None else min(int(max_rounds), INT32_MAX)
-    return _finish(g, *_initial(g, method=method, max_rounds=max_rounds))
+    return settle("initial_matching", _finish(g, *_initial(g, method=method, max_rounds=max_rounds)), throw)
 
 
 @partial(jax.jit, static_argnames=("method", "max_rounds"))
 def _initial(g, *, method, max_rounds):
     row_mate, col_mate, rounds = _init.initial_matching_arrays(g, method, max_rounds)
     left = jnp.any(_init.live_edges(g, row_mate, col_mate))
-    return row_mate, col_mate, left.astype(jnp.int32), dict(init_rounds=rounds)
+    return row_mate, col_mate, left.astype(jnp.int32), dict(iterations=rounds, init_rounds=rounds)
 
 
 def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None = "karp_sipser",
                      max_iters: int | None = None, k: float | None = _pr.DEFAULT_K,
                      init_rounds: int | None = _init.DEFAULT_ROUNDS, lanes: int | None = _pr.DEFAULT_LANES,
                      bfs: str = "gpubfs_wr", graft: bool = True, direction_optimizing: bool = True,
-                     alpha: float | None = _graft.DEFAULT_ALPHA) -> MatchingResult:
+                     alpha: float | None = _graft.DEFAULT_ALPHA, auto_levels: float | None = AUTO_LEVELS,
+                     throw: bool = True) -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
     Methods: ``"pr"``, G-PR push-relabel (the lock-free GPU push-relabel paper),
@@ -114,8 +119,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     tree grafting between phases; ``graft=False`` rebuilds the forest every
     phase, ``direction_optimizing=False`` always grows top-down; ``max_iters``
     bounds the phases as for APFB, see :mod:`jaxmatch.bipartite.graft`.
-    ``"auto"`` runs MS-BFS-Graft until its BFS levels reach ``AUTO_LEVELS *
-    sqrt(max(n_rows, n_cols))``, then, if it has not finished, G-PR from its
+    ``"auto"`` runs MS-BFS-Graft until its BFS levels reach ``auto_levels *
+    sqrt(max(n_rows, n_cols))`` (a traced value: changing it does not recompile), then, if it has not finished, G-PR from its
     matching (``stats``: graft's counters, and G-PR's prefixed ``pr_``; zero
     when G-PR did not run); ``max_iters`` bounds both loops as for each.
     Why: on the H100 (experiments/RESULTS.md) graft was the fastest method or
@@ -131,8 +136,10 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
     + 1024``); ``lanes`` is the number of edges a push step scans at once.
-    ``k``, ``init_rounds``, ``lanes`` and ``alpha`` given as None take their
-    defaults (the values in the signature).
+    ``k``, ``init_rounds``, ``lanes``, ``alpha`` and ``auto_levels`` given as None take their
+    defaults (the values in the signature). ``throw``: eagerly, raise
+    :class:`jaxmatch.SolverError` (holding the result) when a bound stops the
+    solver first; under ``jit``/``vmap`` read ``status`` instead.
 
     Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
     by :func:`jaxmatch.stack`. A push-relabel step costs O(slots + lanes),
@@ -157,10 +164,12 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
         raise GraphInputError(f"k must be finite, got {k!r}")
     check_positive(lanes, "lanes")
     _check_choice(bfs, _ap.BFS, "bfs")
-    for name, flag in (("graft", graft), ("direction_optimizing", direction_optimizing)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise GraphInputError(f"{name} must be True or False, got {flag!r}")
+    graft, direction_optimizing = check_flag(graft, "graft"), check_flag(direction_optimizing, "direction_optimizing")
+    check_flag(throw, "throw")
     check_positive(alpha, "alpha", float)
+    check_positive(auto_levels, "auto_levels", float)
+    if auto_levels is not None and not np.isfinite(auto_levels):
+        raise GraphInputError(f"auto_levels must be finite, got {auto_levels!r}")
     if alpha is not None and not np.isfinite(alpha):
         raise GraphInputError(f"alpha must be finite, got {alpha!r}")
     # None: the default (the values in the signature)
@@ -169,6 +178,14 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     max_iters = None if max_iters is None else min(int(max_iters), INT32_MAX)  # loop counters are int32
     lanes = _pr.DEFAULT_LANES if lanes is None else int(lanes)
     alpha = _graft.DEFAULT_ALPHA if alpha is None else float(alpha)
+    auto_levels = AUTO_LEVELS if auto_levels is None else float(auto_levels)
+    res = _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,
+                    auto_levels)
+    return settle("maximum_matching", res, throw)
+
+
+def _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,
+              auto_levels):
     if method == "flow":
         return _by_flow(g, max_iters)
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
@@ -176,7 +193,7 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
                       graft=bool(graft), direction_optimizing=bool(direction_optimizing), alpha=float(alpha))
     if method == "auto":
         out = _solve(g, row_mate, col_mate, method="graft", max_iters=max_iters, **graft_opts,
-                     max_levels=_auto_levels(g))
+                     max_levels=_auto_levels(g, auto_levels))
         pr = _push_relabel(g, out[0], out[1], max_iters, k, lanes, skip=out[2] == 0)
         stats = dict(out[3], **{f"pr_{key}": v for key, v in pr[3].items()})
         return _finish(g, pr[0], pr[1], jnp.where(out[2] == 0, out[2], pr[2]), dict(stats, init_rounds=rounds))
@@ -188,10 +205,10 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     return _finish(g, *out[:3], dict(out[3], init_rounds=rounds))
 
 
-def _auto_levels(g):
-    """graft's level budget under ``method="auto"``: AUTO_LEVELS * sqrt of the larger side."""
+def _auto_levels(g, per_root: float):
+    """graft's level budget under ``method="auto"``: ``per_root`` * sqrt of the larger side."""
     n = jnp.maximum(g.n_rows, g.n_cols)    # eager, traced or vmapped alike
-    return jnp.ceil(AUTO_LEVELS * jnp.sqrt(n.astype(jnp.float32))).astype(jnp.int32)
+    return jnp.ceil(jnp.float32(per_root) * jnp.sqrt(n.astype(jnp.float32))).astype(jnp.int32)
 
 
 def _push_relabel(g, row_mate, col_mate, max_iters, k, lanes, skip=None):
@@ -215,7 +232,7 @@ def _by_flow(g, max_iters) -> MatchingResult:
     from jaxmatch.flow import matching_from_flow, matching_network, max_flow
 
     net, source, sink = matching_network(g)
-    res = max_flow(net, source, sink, max_iters=max_iters)
+    res = max_flow(net, source, sink, max_iters=max_iters, throw=False)
     row_mate, col_mate = matching_from_flow(g, res.flow)
     return _finish(g, row_mate, col_mate, res.status, dict(res.stats))
 

@@ -188,5 +188,5 @@ def augmenting_paths(g, row_mate, col_mate, *, method="apfb", bfs="gpubfs_wr", m
     s = lax.while_loop(lambda s: s.found & (s.phase < max_iters),
                        lambda s: _phase(g, s, shortest, with_root), s)
     status = jnp.where(s.found, MAX_ITERS, CONVERGED).astype(jnp.int32)
-    stats = dict(phases=s.phase, bfs_levels=s.levels, edges_traversed=s.edges, augmentations=s.augs)
+    stats = dict(iterations=s.phase, phases=s.phase, bfs_levels=s.levels, edges_traversed=s.edges, augmentations=s.augs)
     return s.row_mate, s.col_mate, status, stats

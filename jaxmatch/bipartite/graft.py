@@ -93,7 +93,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, mask_ids, take
+from jaxmatch._ops import INT_MAX, mask_ids, take
+from jaxmatch.status import Status
 from jaxmatch.bipartite.augmenting import default_phases
 from jaxmatch.bipartite.push_relabel import consistent_col_mate
 
@@ -286,7 +287,7 @@ def phase(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, graft: bool = True,
 def stats_of(s: GraftState) -> dict:
     """The work counters of a state (``edges_traversed`` sums both directions and the graft steps)."""
     total = _add(_add(s.edges_top_down, s.edges_bottom_up), s.edges_graft)
-    return dict(phases=s.phase, bfs_levels=s.levels, edges_traversed=total, augmentations=s.augs,
+    return dict(iterations=s.phase, phases=s.phase, bfs_levels=s.levels, edges_traversed=total, augmentations=s.augs,
                 grafts=s.grafts, bottom_up_levels=s.bottom_up_levels, edges_top_down=s.edges_top_down,
                 edges_bottom_up=s.edges_bottom_up, edges_graft=s.edges_graft)
 
@@ -317,5 +318,6 @@ def ms_bfs_graft(g, row_mate, col_mate, *, graft: bool = True, direction_optimiz
     s = lax.while_loop(lambda s: s.found & (s.phase < max_iters) & more(s),
                        lambda s: phase(g, s, alpha=alpha, graft=graft, direction_optimizing=direction_optimizing),
                        s)
-    status = jnp.where(s.found | s.capped, MAX_ITERS, CONVERGED).astype(jnp.int32)
+    status = jnp.where(s.capped, Status.MAX_BFS_LEVELS,
+                       jnp.where(s.found, Status.MAX_ITERS, Status.CONVERGED)).astype(jnp.int32)
     return s.row_mate, s.col_mate, status, stats_of(s)

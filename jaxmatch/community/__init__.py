@@ -8,10 +8,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, with_status_name
+from jaxmatch._ops import is_traced
+from jaxmatch.status import settle, with_status_name
 from jaxmatch.community import louvain as _lv
 from jaxmatch.community.modularity import _check_graph, _check_real, modularity
-from jaxmatch.graph import Graph, GraphInputError, check_positive
+from jaxmatch.graph import Graph, GraphInputError, check_flag, check_positive
 
 __all__ = ["LouvainResult", "louvain", "modularity"]
 
@@ -31,9 +32,9 @@ class LouvainResult(NamedTuple):
     * ``level_modularity`` [levels]: Q after each level (computed on that
       level's coarse graph, equal to Q of ``levels[l]`` up to rounding); the
       refinement can only raise ``modularity`` above the last one.
-    * ``status``: 0 converged, 1 when a level hit ``max_iters`` or the method
-      stopped at ``max_levels`` while still improving (the partition is valid
-      either way).
+    * ``status`` (:class:`jaxmatch.Status`): CONVERGED, MAX_LEVELS when the
+      method stopped at ``max_levels`` while still improving, MAX_ITERS when
+      a level hit ``max_iters`` (the partition is valid either way).
     * ``stats``: ``levels`` (levels run), ``iterations`` [levels] (iterations
       of the modularity optimisation per level), ``moves`` [levels, iters]
       (vertices moved in each iteration; an iteration that lowered Q was
@@ -68,7 +69,8 @@ MAX_ITERS = 1 << 16
 def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
             threshold_large: float = 1e-2, large_graph: int = 100_000,
             max_levels: int | None = None, max_iters: int | None = None,
-            refine: bool = True, axis_name: str | None = None) -> LouvainResult:
+            refine: bool = True, axis_name: str | None = None, config: _lv.Config | None = None,
+            throw: bool = True) -> LouvainResult:
     """Communities of an undirected graph by the Louvain method, GPU style (Paper III).
 
     Maximises the modularity (Eq. (1), see :func:`modularity`) greedily: each
@@ -111,6 +113,12 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     a GPU, XLA's float scatter-adds are unordered unless
     ``--xla_gpu_deterministic_ops=true``).
 
+    ``config``: the static knobs (:class:`jaxmatch.community.louvain.Config`:
+    window classes, the bucket order, the sort method; None: the defaults).
+    ``throw``: eagerly, raise :class:`jaxmatch.SolverError` (holding the
+    result) when a bound stops the method first; under ``jit``/``vmap`` read
+    ``status`` instead.
+
     Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
     by :func:`jaxmatch.stack` (see :class:`LouvainResult` for shapes); compiles
     once per capacity pair (all other options are traced, up to ``max_levels``
@@ -129,15 +137,16 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     ([0, 0, 0, 1, 1, 1], 0.3571, 'converged')
     """
     _check_graph(g)
+    check_flag(throw, "throw")
     opts, static = _options(g, resolution=resolution, threshold=threshold,
                             threshold_large=threshold_large, large_graph=large_graph,
                             max_levels=max_levels, max_iters=max_iters, refine=refine,
-                            axis_name=axis_name)
-    return _finish(g, *_solve(g, opts, **static))
+                            axis_name=axis_name, config=config)
+    return settle("louvain", _finish(g, *_solve(g, opts, **static)), throw)
 
 
 def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=100_000,
-             max_levels=None, max_iters=None, refine=True, axis_name=None):
+             max_levels=None, max_iters=None, refine=True, axis_name=None, config=None):
     """Checked options of :func:`louvain`: (traced ``Options``, static kwargs of ``_solve``).
 
     Options that differ only in traced values share one compilation (the
@@ -161,6 +170,13 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
     if axis_name is not None and not is_traced(g.n):
         raise GraphInputError(f"axis_name={axis_name!r} is for calls inside "
                               f"jax.vmap(..., axis_name={axis_name!r})")
+    if config is None:
+        config = _lv.DEFAULT
+    if not isinstance(config, _lv.Config):
+        raise GraphInputError(f"config must be None or a jaxmatch.community.louvain.Config, got {config!r}")
+    if config.order not in (0, 1, 2) or config.sort_method not in ("auto", "kv", "key"):
+        raise GraphInputError(f"config.order must be 0, 1 or 2 and config.sort_method 'auto', 'kv' or 'key', "
+                              f"got {config.order!r} and {config.sort_method!r}")
     wdt = g.adj.weights.dtype
     max_levels = max_levels or _lv.DEFAULT_MAX_LEVELS
     max_iters = max_iters or _lv.DEFAULT_MAX_ITERS
@@ -168,16 +184,16 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
                        jnp.asarray(threshold_large, wdt),
                        jnp.asarray(min(large_graph, 2**31 - 1), jnp.int32),
                        jnp.asarray(max_levels, jnp.int32), jnp.asarray(max_iters, jnp.int32),
-                       jnp.asarray(refine), jnp.asarray(_lv.ORDER, jnp.int32))
+                       jnp.asarray(refine), jnp.asarray(config.order, jnp.int32))
     # the level and iteration records have static sizes: up to the defaults, one size (one
     # compilation for any max_levels <= 32 and max_iters <= 100)
     return opts, dict(max_levels=max(max_levels, _lv.DEFAULT_MAX_LEVELS),
-                      max_iters=max(max_iters, _lv.DEFAULT_MAX_ITERS), axis_name=axis_name)
+                      max_iters=max(max_iters, _lv.DEFAULT_MAX_ITERS), axis_name=axis_name, config=config)
 
 
-@partial(jax.jit, static_argnames=("max_levels", "max_iters", "axis_name"))
-def _solve(g, opts, *, max_levels, max_iters, axis_name=None):
-    return _lv.louvain(g, opts, max_levels=max_levels, max_iters=max_iters, axis=axis_name)
+@partial(jax.jit, static_argnames=("max_levels", "max_iters", "axis_name", "config"))
+def _solve(g, opts, *, max_levels, max_iters, axis_name=None, config=_lv.DEFAULT):
+    return _lv.louvain(g, opts, max_levels=max_levels, max_iters=max_iters, axis=axis_name, cfg=config)
 
 
 def _finish(g, labels, levels, q, level_q, status, stats) -> LouvainResult:

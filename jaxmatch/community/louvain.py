@@ -35,7 +35,7 @@ One level:
    (i, j) are read through a window of static length (the smallest of the
    size classes, see :func:`window_classes`, that holds the bucket) and
    grouped by (vertex, C(j)) pair. In a bucket whose rows hold at most
-   ``SHIFT_MAX`` entries (every bucket of a mesh or road graph) each entry
+   ``Config.shift_max`` entries (every bucket of a mesh or road graph) each entry
    is compared with the ``width - 1`` entries before it (rows are
    contiguous), which finds the pair's first entry without a sort; wider
    buckets are sorted by C(j) with one stable sort: since they were sorted
@@ -72,8 +72,8 @@ coarse levels put on the wrong side.
 
 Where the array version differs from the CUDA code, and why:
 
-* Hash tables -> in-row comparisons (rows of at most ``SHIFT_MAX``
-  entries: ``ceil((width - 1) / SHIFT_UNROLL)`` fused passes over the
+* Hash tables -> in-row comparisons (rows of at most ``Config.shift_max``
+  entries: ``ceil((width - 1) / shift_unroll)`` fused passes over the
   bucket) or one stable sort of the bucket's own entries (C(j) as key,
   position as value or packed into the key: a radix sort on a GPU);
   deterministic. On CPU the step of a 1.36M-entry bucket (Delaunay, rows
@@ -92,7 +92,7 @@ Where the array version differs from the CUDA code, and why:
   the smallest window class that holds it, per-level work (bucket grouping,
   aggregation, the modularity of a sweep) runs on the smallest class that
   holds the level's entries (``lax.switch`` over the classes; one class
-  when the entry capacity is at most ``SINGLE_CLASS_MAX``, the vmap case); an
+  when the entry capacity is at most ``Config.single_class_max``, the vmap case); an
   empty bucket is skipped. Under ``jax.vmap(..., axis_name=a)`` with
   ``axis=a`` the batch agrees on the class by a ``lax.pmax`` of the lengths
   (the switch index is then unbatched, so one branch runs, not all), and
@@ -113,7 +113,7 @@ Where the array version differs from the CUDA code, and why:
   is not positive waits for the next iteration; (b) *conflict resolution*:
   moves of neighbours i and j conflict when one enters the community the
   other leaves (a swap, or i joining C(j) while j leaves it); in
-  ``RESOLVE_ROUNDS`` rounds, a move survives when its bounded gain beats
+  ``Config.resolve_rounds`` rounds, a move survives when its bounded gain beats
   (ties: smaller id) every undecided conflicting neighbour's, and beaten
   neighbours drop out; moves still undecided wait. Together they guarantee
   that the bucket's moves raise the modularity at least by the sum of their
@@ -139,15 +139,15 @@ Where the array version differs from the CUDA code, and why:
   local optimum (a few sweeps; one under ``threshold_large``).
 * Bucket order: the paper's Algorithm 1 runs the buckets from the lowest
   degrees up. On the first level that is the order here too; the coarse
-  levels and the refinement (``ORDER = 2``, the default) run their
+  levels and the refinement (``Config.order`` = 2, the default) run their
   optimisation twice from the same start, lowest first and highest first
   (the hubs, and the big communities, choose first), and keep the run at
   the higher modularity. Neither order alone is within 1% of igraph on both
   heavy-tailed classes, and they lose on the coarse levels. H100 runs of
   ``experiments/bench_louvain.py``'s 1e7-edge graphs (seed 0; Q / igraph's
   Q): power-law (Chung-Lu, average degree 16, 1,315,789 vertices, 10.4M
-  edges; igraph 0.1763) 0.979 lowest first everywhere (``ORDER = 0``),
-  1.004 highest first (``ORDER = 1``), 0.995 with both; RMAT (scale 19,
+  edges; igraph 0.1763) 0.979 lowest first everywhere (order 0),
+  1.004 highest first (order 1), 0.995 with both; RMAT (scale 19,
   7.74M edges; igraph 0.0792) 0.994, 0.936 and 0.994. Tried, same graphs:
   both orders on the first level as well (power-law 1.003, RMAT 0.993;
   costs the first level twice over); each order for 3 sweeps of a coarse
@@ -177,9 +177,9 @@ Where the array version differs from the CUDA code, and why:
   which one it uses between levels).
 
 Cost, per sweep, per non-empty bucket (a window is at most twice its
-bucket, 4/3 of it in the largest classes, or ``WINDOW_MIN``): the grouping
+bucket, 4/3 of it in the largest classes, or ``Config.window_min``): the grouping
 (``ceil((width - 1) / 4)`` passes when the bucket's rows hold at most
-``SHIFT_MAX`` entries, else a sort: a key-only sort of ``C(j) * W +
+``Config.shift_max`` entries, else a sort: a key-only sort of ``C(j) * W +
 position`` when that fits an int32, else a stable key-value sort, then
 three gathers by the permutation and a cumsum); about 25 gathers and 18
 scatters / segment reductions of window length (neighbour lookups use the
@@ -197,7 +197,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, take
+from jaxmatch._ops import INT_MAX, take
+from jaxmatch.status import Status
 from jaxmatch.community.modularity import degrees, entry_modularity
 
 # Degree buckets of the paper (Section 4.1): bucket b holds the vertices whose
@@ -207,24 +208,43 @@ N_BUCKETS = len(BUCKETS) - 1
 
 DEFAULT_MAX_LEVELS = 32
 DEFAULT_MAX_ITERS = 100
-RESOLVE_ROUNDS = 2
-# Window classes (see window_classes): entry capacities up to SINGLE_CLASS_MAX
-# use one class (no lax.switch: under vmap a switch runs every branch); larger
-# ones use e_cap, e_cap / 2, e_cap / 4, e_cap / 8, e_cap / 32 ... >= WINDOW_MIN.
-SINGLE_CLASS_MAX = 1 << 18
-WINDOW_MIN = 1 << 16
-SHARED_MIN = 1 << 7      # the smallest class when a vmapped batch shares its classes (axis_name)
-FINE_CLASSES = 4
-# buckets whose rows hold at most SHIFT_MAX entries group (vertex, C(j)) pairs by comparing each
-# entry with the ones before it in its row (see move_bucket); wider ones by a sort
-SHIFT_MAX = 32
-SHIFT_UNROLL = 4
-# the order of the buckets in a sweep (see the module docstring, "Bucket order"): 0 the paper's
-# lowest degrees first, 1 highest first, 2 lowest first on the first level and both (the better
-# run kept) on the coarse levels and in the refinement
-ORDER = 2
-# how pair_groups sorts: "auto" (by backend), "kv" (key-value sorts) or "key" (key-only / two-key)
-SORT_METHOD = "auto"
+
+
+class Config(NamedTuple):
+    """The solver's static knobs (hashable: a ``jit`` static argument, so part of the cache key).
+
+    * ``single_class_max``, ``window_min``, ``fine_classes``: the window
+      classes (:func:`window_classes`): entry capacities up to
+      ``single_class_max`` use one class (no ``lax.switch``: under vmap a
+      switch runs every branch); larger ones e_cap, 3/4, 1/2, 1/4, 1/8 of it
+      (``fine_classes`` classes a factor 2 apart), then a factor 4 apart down
+      to ``window_min``.
+    * ``shared_min``: the smallest class when a vmapped batch shares its
+      classes (``axis_name``).
+    * ``shift_max``, ``shift_unroll``: buckets whose rows hold at most
+      ``shift_max`` entries group (vertex, C(j)) pairs by comparing each entry
+      with the ones before it in its row, ``shift_unroll`` offsets per loop
+      step (see :func:`move_bucket`); wider ones by a sort.
+    * ``resolve_rounds``: rounds of conflict resolution (:func:`resolve_conflicts`).
+    * ``order``: the order of the buckets in a sweep (module docstring,
+      "Bucket order"): 0 the paper's lowest degrees first, 1 highest first, 2
+      lowest first on the first level and both (the better run kept) on the
+      coarse levels and in the refinement.
+    * ``sort_method``: how :func:`pair_groups` sorts: "auto" (by backend),
+      "kv" (key-value sorts) or "key" (key-only / two-key).
+    """
+    single_class_max: int = 1 << 18
+    window_min: int = 1 << 16
+    shared_min: int = 1 << 7
+    fine_classes: int = 4
+    shift_max: int = 32
+    shift_unroll: int = 4
+    resolve_rounds: int = 2
+    order: int = 2
+    sort_method: str = "auto"
+
+
+DEFAULT = Config()
 
 
 class Level(NamedTuple):
@@ -259,7 +279,7 @@ class Options(NamedTuple):
     max_levels: jax.Array    # levels run at most (<= the static level capacity)
     max_iters: jax.Array     # iterations of one level at most (<= the static iteration capacity)
     refine: jax.Array        # bool: refine the final partition on the input graph
-    order: jax.Array         # bucket order (ORDER): 0 lowest degrees first, 1 highest first, 2 both
+    order: jax.Array         # bucket order (Config.order): 0 lowest degrees first, 1 highest first, 2 both
 
 
 class OptState(NamedTuple):
@@ -296,45 +316,45 @@ class LouvainState(NamedTuple):
 # static-length windows
 
 
-def window_classes(e_cap: int, shared: bool = False) -> list[int]:
-    """Static array lengths work may run on: [e_cap] when e_cap <= SINGLE_CLASS_MAX,
-    else e_cap, 3 e_cap / 4, e_cap / 2, e_cap / 4, e_cap / 8 (``FINE_CLASSES``
+def window_classes(e_cap: int, shared: bool = False, cfg: Config = DEFAULT) -> list[int]:
+    """Static array lengths work may run on: [e_cap] when e_cap <= single_class_max,
+    else e_cap, 3 e_cap / 4, e_cap / 2, e_cap / 4, e_cap / 8 (``fine_classes``
     classes a factor 2 apart, where the big buckets fall, and one between the
     first two: on sparse meshes and road graphs one bucket holds most entries,
     and a graph's entries fill half to all of its power-of-two capacity), then
-    a factor 4 apart down to WINDOW_MIN. Each class compiles its own copy of
+    a factor 4 apart down to window_min (``cfg``). Each class compiles its own copy of
     the bucket step.
 
     ``shared``: the batch of a ``vmap`` picks one class for all its graphs
-    (``axis_name``), so small capacities get classes too, down to SHARED_MIN."""
+    (``axis_name``), so small capacities get classes too, down to shared_min."""
     sizes = [e_cap]
-    floor = SHARED_MIN if shared and e_cap <= SINGLE_CLASS_MAX else WINDOW_MIN
-    if e_cap > SINGLE_CLASS_MAX or shared:
+    floor = cfg.shared_min if shared and e_cap <= cfg.single_class_max else cfg.window_min
+    if e_cap > cfg.single_class_max or shared:
         while True:
-            nxt = sizes[-1] // (2 if len(sizes) < FINE_CLASSES else 4)
+            nxt = sizes[-1] // (2 if len(sizes) < cfg.fine_classes else 4)
             if nxt < floor:
                 break
             sizes.append(nxt)
-    if e_cap > SINGLE_CLASS_MAX and not shared and FINE_CLASSES > 1:
+    if e_cap > cfg.single_class_max and not shared and cfg.fine_classes > 1:
         sizes.insert(1, e_cap // 4 * 3)
     return sizes
 
 
-def level_classes(e_cap: int, shared: bool = False) -> list[int]:
+def level_classes(e_cap: int, shared: bool = False, cfg: Config = DEFAULT) -> list[int]:
     """The coarser classes of once-per-level work (bucket grouping, aggregation, Q):
-    e_cap, e_cap / 8, e_cap / 64 ... >= WINDOW_MIN ([e_cap] up to SINGLE_CLASS_MAX;
-    with ``shared``, see :func:`window_classes`: e_cap, e_cap / 4 ... >= SHARED_MIN)."""
+    e_cap, e_cap / 8, e_cap / 64 ... >= window_min ([e_cap] up to single_class_max;
+    with ``shared``, see :func:`window_classes`: e_cap, e_cap / 4 ... >= shared_min)."""
     sizes = [e_cap]
-    if shared and e_cap <= SINGLE_CLASS_MAX:
-        while sizes[-1] // 4 >= SHARED_MIN:
+    if shared and e_cap <= cfg.single_class_max:
+        while sizes[-1] // 4 >= cfg.shared_min:
             sizes.append(sizes[-1] // 4)
         return sizes
-    while e_cap > SINGLE_CLASS_MAX and sizes[-1] // 8 >= WINDOW_MIN:
+    while e_cap > cfg.single_class_max and sizes[-1] // 8 >= cfg.window_min:
         sizes.append(sizes[-1] // 8)
     return sizes
 
 
-def by_class(fn, used, e_cap: int, *args, classes=level_classes, axis=None):
+def by_class(fn, used, e_cap: int, *args, classes=level_classes, axis=None, cfg: Config = DEFAULT):
     """``fn(size, *args)`` for the smallest class ``size`` >= ``used`` of ``classes(e_cap)``.
 
     A ``lax.switch`` over the classes (none when there is one); every
@@ -342,7 +362,7 @@ def by_class(fn, used, e_cap: int, *args, classes=level_classes, axis=None):
     ``jax.vmap(..., axis_name=axis)`` the class is the batch's largest
     (``lax.pmax``): the switch index is then not batched, and only one
     branch runs (a batched index runs every branch)."""
-    sizes = classes(e_cap, axis is not None)
+    sizes = classes(e_cap, axis is not None, cfg)
     if len(sizes) == 1:
         return fn(sizes[0], *args)
     if axis is not None:
@@ -381,14 +401,14 @@ def _key_dtype(n_cap: int):
     return None
 
 
-def _key_value_sorts() -> bool:
+def _key_value_sorts(sort_method: str) -> bool:
     """Group pairs with key-value sorts (radix sorts on a GPU) rather than key-only/multi-key ones."""
-    if SORT_METHOD == "auto":
+    if sort_method == "auto":
         return jax.default_backend() not in ("cpu", "tpu")
-    return SORT_METHOD == "kv"
+    return sort_method == "kv"
 
 
-def pair_groups(a, b, n_cap: int) -> Groups:
+def pair_groups(a, b, n_cap: int, sort_method: str = "auto") -> Groups:
     """Group entries by the pair (a, b), ids in [0, n_cap] (n_cap = the sentinel).
 
     When the pair packs into one integer key (n_cap <= 46339, or any n_cap in
@@ -396,13 +416,13 @@ def pair_groups(a, b, n_cap: int) -> Groups:
     then a stable sort on a. XLA's fastest sorts differ by backend: on CPU a
     key-only sort (plus a binary search for each entry's group) or one
     two-key sort; on a GPU single-key key-value sorts, which become radix
-    sorts (``SORT_METHOD`` = "auto" picks by ``jax.default_backend()``).
+    sorts (``sort_method`` = "auto" picks by ``jax.default_backend()``).
     Every path gives the same groups. Used once per level (aggregation).
     """
     e_cap = a.shape[0]
     pos = jnp.arange(e_cap, dtype=jnp.int32)
     kdt = _key_dtype(n_cap)
-    kv = _key_value_sorts()
+    kv = _key_value_sorts(sort_method)
     if kdt is not None:
         key = a.astype(kdt) * (n_cap + 1) + b.astype(kdt)
         if kv:
@@ -512,7 +532,7 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
 
 
 def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
-                group: str = "sort"):
+                group: str = "sort", cfg: Config = DEFAULT):
     """Algorithm 2 for every vertex of bucket ``b`` at once; returns (comm, tot, size, moved).
 
     ``comm`` communities [N], ``tot`` = a_c, ``size`` community sizes,
@@ -544,23 +564,24 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     if group == "shift":
         # group the entries by (i, C(j)) in place: the first entry of each pair in its row is
         # found by comparing with the width[b] - 1 entries before it (rows are contiguous and
-        # hold at most width[b] <= SHIFT_MAX entries; entries further back are in other rows),
-        # SHIFT_UNROLL offsets per loop step (one fused pass); e_{i->c} sums the pair's weights
+        # hold at most width[b] <= shift_max entries; entries further back are in other rows),
+        # shift_unroll offsets per loop step (one fused pass); e_{i->c} sums the pair's weights
         # in entry order, as the sort below does, so both give the same bits
         pos = jnp.arange(W, dtype=jnp.int32)
-        pad = -(-(SHIFT_MAX - 1) // SHIFT_UNROLL) * SHIFT_UNROLL
+        unroll = cfg.shift_unroll
+        pad = -(-(cfg.shift_max - 1) // unroll) * unroll
         cp = jnp.concatenate([jnp.full(pad, -1, c.dtype), c])
         rp = jnp.concatenate([jnp.full(pad, -1, rid.dtype), rid])
 
         def earlier(t, first):
-            for u in range(SHIFT_UNROLL):                   # larger offsets later: the first copy wins
-                k = t * SHIFT_UNROLL + u + 1
+            for u in range(unroll):                          # larger offsets later: the first copy wins
+                k = t * unroll + u + 1
                 same = ((lax.dynamic_slice(cp, (pad - k,), (W,)) == c)
                         & (lax.dynamic_slice(rp, (pad - k,), (W,)) == rid))
                 first = jnp.where(same, pos - k, first)
             return first
 
-        first = lax.fori_loop(0, (bk.width[b] + SHIFT_UNROLL - 2) // SHIFT_UNROLL, earlier, pos)
+        first = lax.fori_loop(0, (bk.width[b] + unroll - 2) // unroll, earlier, pos)
         sc, srid, jrs = c, rid, jr
         head = valid & (first == pos)
         e_ic = jax.ops.segment_sum(w, first, W)            # at each pair's first entry
@@ -594,7 +615,7 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     gain = best - stay - resolution * k_row * crowd * inv2m / 2
     move = move & (gain > 0)
     # (b) conflicts between neighbours
-    move = resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain)
+    move = resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, cfg.resolve_rounds)
     # (c) when (a) and (b) leave the bucket no move, the exclusive moves (see exclusive_moves)
     move, target = lax.cond(
         jnp.any(move), lambda: (move, target),
@@ -658,8 +679,8 @@ def sparse_reduce(op: str, values, segments, keep, size: int, identity):
     return getattr(base.at[jnp.where(keep, segments, size)], op)(values, mode="drop")
 
 
-def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain):
-    """The moves (per window row) that survive ``RESOLVE_ROUNDS`` rounds of conflict resolution.
+def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, rounds: int):
+    """The moves (per window row) that survive ``rounds`` rounds of conflict resolution.
 
     Neighbours i and j conflict when both intend to move and one enters the
     community the other leaves. A round accepts every undecided mover whose
@@ -677,7 +698,7 @@ def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain):
     sentinel = jnp.iinfo(jnp.int32).max
     rows = vertex.shape[0]
     undecided, accepted = move, jnp.zeros_like(move)
-    for _ in range(RESOLVE_ROUNDS):          # unrolled: no loop (and no host sync per round on a GPU)
+    for _ in range(rounds):                  # unrolled: no loop (and no host sync per round on a GPU)
         live = conf & undecided[j]
         top = sparse_reduce("max", g_j, rid, live, rows, -jnp.inf)
         tie = sparse_reduce("min", d, rid, live & (g_j == g_i), rows, sentinel)
@@ -695,17 +716,27 @@ def intra(bk: Buckets, comm, size: int):
     return jnp.sum(jnp.where(same, w, 0)) + bk.loops
 
 
-def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution, axis=None):
+def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution, axis=None, cfg: Config = DEFAULT):
     """Q of ``comm`` (Eq. (1)) on the level's graph; NaN when m = 0."""
     e_cap = bk.s.shape[0]
     used = jnp.sum(bk.count)
     x = tot * inv2m
-    inside = by_class(lambda size, bk, comm: intra(bk, comm, size), used, e_cap, bk, comm, axis=axis)
+    inside = by_class(lambda size, bk, comm: intra(bk, comm, size), used, e_cap, bk, comm, axis=axis, cfg=cfg)
     q = inside * inv2m - resolution * jnp.sum(x * x)
     return jnp.where(inv2m > 0, q, jnp.nan)
 
 
-def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None, high=False):
+def bucket_order(count, high):
+    """The non-empty degree buckets in sweep order (lowest degrees first, or highest when
+    ``high``), then the empty ones; and the number of non-empty ones."""
+    empty = count == 0
+    order = jnp.where(high, N_BUCKETS - 1 - jnp.argsort(empty[::-1], stable=True),
+                      jnp.argsort(empty, stable=True)).astype(jnp.int32)
+    return order, jnp.sum(~empty, dtype=jnp.int32)
+
+
+def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None, high=False,
+             cfg: Config = DEFAULT):
     """Algorithm 1 on one level's graph from communities ``comm`` [N] (N in padding), at most
     ``opts.max_iters`` iterations (``max_iters``: the static length of the ``moves`` record),
     buckets highest degrees first when ``high``;
@@ -724,47 +755,45 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
     size = jax.ops.segment_sum(real.astype(jnp.int32), comm, n_cap)
     # the non-empty buckets, lowest (or, high, highest) degrees first (see the module
     # docstring): the sweep loops over these only (under vmap: the most any graph of the batch has)
-    empty = bk.count == 0
-    order = jnp.where(high, N_BUCKETS - 1 - jnp.argsort(empty[::-1], stable=True),
-                      jnp.argsort(empty, stable=True)).astype(jnp.int32)
-    busy = jnp.sum(bk.count > 0, dtype=jnp.int32)
+    order, busy = bucket_order(bk.count, high)
 
     def bucket(j, c):
         comm, tot, size, moved = c
         b = order[j]
-        wide = bk.width[b] > SHIFT_MAX
+        wide = bk.width[b] > cfg.shift_max
         if axis is not None:
             wide = lax.pmax(wide.astype(jnp.int32), axis) > 0
         comm, tot, size, m = lax.cond(
-            wide, *[partial(by_class, partial(_run_bucket, group=kind), bk.count[b], e_cap,
-                            classes=window_classes, axis=axis) for kind in ("sort", "shift")],
+            wide, *[partial(by_class, partial(_run_bucket, group=kind, cfg=cfg), bk.count[b], e_cap,
+                            classes=window_classes, axis=axis, cfg=cfg) for kind in ("sort", "shift")],
             bk, comm, tot, size, b, inv2m, opts.resolution)
         return comm, tot, size, moved + m
 
     def body(st: OptState) -> OptState:
         comm, _, size, moved = lax.fori_loop(0, busy, bucket, (st.comm, st.tot, st.size, jnp.int32(0)))
         tot = jax.ops.segment_sum(k, comm, n_cap)        # exact a_c once per sweep
-        q = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis)
+        q = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis, cfg)
         better = q >= st.q
         return OptState(comm=jnp.where(better, comm, st.comm), tot=jnp.where(better, tot, st.tot),
                         size=jnp.where(better, size, st.size), q=jnp.where(better, q, st.q),
                         it=st.it + 1, moves=st.moves.at[st.it].set(moved),
                         go=(moved > 0) & (q - st.q >= t_abs + t_rel * jnp.abs(q)))
 
-    q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis)
+    q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis, cfg)
     st = OptState(comm, tot, size, q0, jnp.int32(0), jnp.zeros(max_iters, jnp.int32), inv2m > 0)
     st = lax.while_loop(lambda s: s.go & (s.it < jnp.minimum(opts.max_iters, max_iters)), body, st)
     return st.comm, st.q, st.it, st.moves, st.go
 
 
-def level_sweeps(bk: Buckets, start, opts: Options, threshold, both, max_iters: int, axis=None):
+def level_sweeps(bk: Buckets, start, opts: Options, threshold, both, max_iters: int, axis=None,
+                 cfg: Config = DEFAULT):
     """:func:`optimise` of one level from ``start`` in the bucket order ``opts.order`` (0: lowest
     degrees first, 1: highest first); with ``both``, once in each order, and the run at the
     higher modularity is kept (ties: lowest first). Returns :func:`optimise`'s tuple for the kept
     run (its sweeps only). One compiled copy of :func:`optimise`, in a loop of one or two trips."""
     def trial(t, best):
         run = optimise(bk, start, opts, threshold, max_iters, axis,
-                       high=jnp.where(both, t == 1, opts.order == 1))
+                       high=jnp.where(both, t == 1, opts.order == 1), cfg=cfg)
         keep = (t == 0) | (run[1] > best[1])
         return jax.tree_util.tree_map(lambda x, y: jnp.where(keep, x, y), run, best)
 
@@ -773,8 +802,8 @@ def level_sweeps(bk: Buckets, start, opts: Options, threshold, both, max_iters: 
     return lax.fori_loop(0, jnp.where(both, 2, 1), trial, init)
 
 
-def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution, group="sort"):
-    return move_bucket(bk, comm, tot, size, b, inv2m, resolution, window, group)
+def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution, group="sort", cfg: Config = DEFAULT):
+    return move_bucket(bk, comm, tot, size, b, inv2m, resolution, window, group, cfg)
 
 
 def coarse_ids(comm, real):
@@ -785,7 +814,7 @@ def coarse_ids(comm, real):
     return jnp.where(real, take(new_id, comm, n_cap), n_cap), jnp.sum(used, dtype=jnp.int32)
 
 
-def aggregate(gr: Level, to_coarse, n_coarse, size: int) -> Level:
+def aggregate(gr: Level, to_coarse, n_coarse, size: int, sort_method: str = "auto") -> Level:
     """Algorithm 3 on the first ``size`` entries: the graph of the communities (vertex i
     becomes ``to_coarse[i]``, see :func:`coarse_ids`), padded to e_cap."""
     n_cap, e_cap = to_coarse.shape[0], gr.src.shape[0]
@@ -793,7 +822,7 @@ def aggregate(gr: Level, to_coarse, n_coarse, size: int) -> Level:
     s = take(to_coarse, src, n_cap)
     d = take(to_coarse, dst, n_cap)
     w = jnp.where((src != dst) & (s == d), gr.w[:size] / 2, gr.w[:size])
-    g = pair_groups(s, d, n_cap)
+    g = pair_groups(s, d, n_cap, sort_method)
     total = jax.ops.segment_sum(w, g.grp, size)             # at each pair's first sorted position
     keep = g.head & (g.a < n_cap)
     slot = jnp.where(keep, jnp.cumsum(g.head, dtype=jnp.int32) - 1, e_cap)
@@ -803,11 +832,11 @@ def aggregate(gr: Level, to_coarse, n_coarse, size: int) -> Level:
     return Level(src, dst, w, n_coarse)
 
 
-def buckets_of(gr: Level, n_cap: int, of=None, axis=None) -> Buckets:
+def buckets_of(gr: Level, n_cap: int, of=None, axis=None, cfg: Config = DEFAULT) -> Buckets:
     """:func:`group_by_bucket` on the smallest window class holding the level's entries."""
     e_cap = gr.src.shape[0]
     used = jnp.sum(gr.src < n_cap)
-    return by_class(lambda size, gr: group_by_bucket(gr, n_cap, size, of), used, e_cap, gr, axis=axis)
+    return by_class(lambda size, gr: group_by_bucket(gr, n_cap, size, of), used, e_cap, gr, axis=axis, cfg=cfg)
 
 
 def renumber(comm, real):
@@ -818,7 +847,7 @@ def renumber(comm, real):
     return jnp.where(real, take(new_id, comm, -1), -1), jnp.sum(used, dtype=jnp.int32)
 
 
-def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
+def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg: Config = DEFAULT):
     """The multi-level loop; returns (labels, levels, modularity, level_q, status, stats).
 
     One ``lax.while_loop`` runs the levels (at most ``opts.max_levels`` <=
@@ -844,12 +873,12 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
         gr = st.graph
         real = ids < gr.n
         start = jnp.where(st.refining, jnp.where(real0, st.orig, n_cap), jnp.where(real, ids, n_cap))
-        bk = buckets_of(gr, n_cap, axis=axis)
+        bk = buckets_of(gr, n_cap, axis=axis, cfg=cfg)
         # large or not by the vertices that can move: isolated ones cost nothing in a sweep
-        # ORDER = 2: the coarse levels and the refinement try both bucket orders (see the docstring)
+        # order 2: the coarse levels and the refinement try both bucket orders (see the docstring)
         both = (opts.order == 2) & (st.refining | (st.level > 0))
         comm, q, iters, moves, hit = level_sweeps(bk, start, opts, threshold_of(bk.movable), both,
-                                                  max_iters, axis)
+                                                  max_iters, axis, cfg)
         to_coarse, n_coarse = coarse_ids(comm, real)
         # a coarsening level
         moved = ~st.refining & (n_coarse < gr.n)
@@ -863,8 +892,8 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
         used = jnp.sum(gr.src < n_cap)
         coarse = lax.cond(
             st.refining | last, lambda gr, to_coarse: gr,
-            lambda gr, to_coarse: by_class(lambda size, gr, tc: aggregate(gr, tc, n_coarse, size),
-                                           used, e_cap, gr, to_coarse, axis=axis), gr, to_coarse)
+            lambda gr, to_coarse: by_class(lambda size, gr, tc: aggregate(gr, tc, n_coarse, size, cfg.sort_method),
+                                           used, e_cap, gr, to_coarse, axis=axis, cfg=cfg), gr, to_coarse)
         orig = jnp.where(st.refining, st.orig, take(to_coarse, st.orig, -1))
         # the refinement pass: labels of the input vertices from comm, renumbered 0 .. k-1
         refined, k = renumber(comm, real0)
@@ -909,7 +938,8 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None):
     lab = jnp.where(real0, labels, n_cap)
     q = entry_modularity(gr0.src, gr0.dst, gr0.w, lab, k0, jax.ops.segment_sum(k0, lab, n_cap),
                          opts.resolution)
-    status = jnp.where(st.hit_max_iters | st.out_of_levels, MAX_ITERS, CONVERGED).astype(jnp.int32)
+    status = jnp.where(st.out_of_levels, Status.MAX_LEVELS,
+                       jnp.where(st.hit_max_iters, Status.MAX_ITERS, Status.CONVERGED)).astype(jnp.int32)
     stats = dict(levels=n_levels, iterations=st.iters, moves=st.moves, vertices=st.verts,
                  communities=st.communities, refine_iterations=st.refine_iters,
                  refine_moves=st.refine_moves)

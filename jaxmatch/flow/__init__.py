@@ -17,11 +17,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, mask_ids, take, trim, with_status_name
+from jaxmatch._ops import is_traced, mask_ids, take, trim
+from jaxmatch.status import Status, settle, with_status_name
 from jaxmatch.flow import push_relabel as _pr
 from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch.graph import (
-    CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_not_batch, check_positive, check_type, next_pow2)
+    CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_flag, check_not_batch, check_positive, check_type, next_pow2)
 
 __all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
 
@@ -34,10 +35,11 @@ class FlowResult(NamedTuple):
     ``flow_value`` the net flow out of the sources (= into the sinks);
     ``source_side`` a minimum cut's source side: the vertices above the
     lowest height that no vertex has when phase one ends (no residual arc
-    leaves them; they hold every source and no sink). ``status`` is 0 when
-    the solver converged, 1 when a phase stopped at ``max_iters`` (then the
-    flow may not be maximum, and may break conservation where excess was
-    left). ``stats``: iterations (push-relabel steps of phase one),
+    leaves them; they hold every source and no sink). ``status``
+    (:class:`jaxmatch.Status`) is CONVERGED, MAX_ITERS when phase one
+    stopped at ``max_iters`` (the flow may not be maximum), or EXCESS_LEFT
+    when phase two did (value and cut are maximum, but the flow breaks
+    conservation where excess was left). ``stats``: iterations (push-relabel steps of phase one),
     return_iterations (phase two), pushes (arcs pushed on), relabels,
     global_relabels, bfs_levels (BFS steps of all global relabels),
     stranded_excess (the excess phase two returned to the sources: the
@@ -199,11 +201,13 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
 # max flow and min cut
 
 
-def _kernel_config(kernel, net):
-    """The BFS-level kernel's config: by default on the GPU, outside vmap (see :func:`max_flow`)."""
+def _kernel_config(kernel, net, backend: str | None = None):
+    """The BFS-level kernel's config: by default on the GPU (``backend``: JAX's default backend
+    unless given), outside vmap (see :func:`max_flow`)."""
     if kernel is None:
         # vmap's tracers by name: the class is not public API and has moved between JAX versions
-        kernel = jax.default_backend() == "gpu" and type(net.cap).__name__ != "BatchTracer"
+        backend = jax.default_backend() if backend is None else backend
+        kernel = backend == "gpu" and type(net.cap).__name__ != "BatchTracer"
     if kernel is True:
         kernel = _bfs_level.Config()
     if kernel is not False and not isinstance(kernel, _bfs_level.Config):
@@ -213,7 +217,7 @@ def _kernel_config(kernel, net):
 
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
              k: float | None = _pr.DEFAULT_K, lanes: int | None = _pr.DEFAULT_LANES, reverse: str = "index",
-             kernel=None) -> FlowResult:
+             kernel=None, throw: bool = True) -> FlowResult:
     """Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
 
     ``source`` and ``sink`` are vertex ids or 1-D arrays of ids (several
@@ -235,7 +239,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     :mod:`jaxmatch.kernels.bfs_level`, one launch per level (default: on
     the GPU, outside ``vmap``; elsewhere it runs in Pallas's interpreter;
     a :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs). The
-    result is the same either way.
+    result is the same either way. ``throw``: eagerly, raise
+    :class:`jaxmatch.SolverError` (holding the result) when ``max_iters``
+    stops a phase; under ``jit``/``vmap`` read ``status`` instead.
 
     Capacities are int32 (int64 under ``jax_enable_x64``); a network whose
     total capacity out of the sources overflows that type is rejected.
@@ -254,12 +260,13 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     """
     net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
     kernel = _kernel_config(kernel, net)
+    check_flag(throw, "throw")
     flow, value, side, status, stats = _solve(net, src, snk, kernel=kernel,
                                               interpret=kernel is not None and jax.default_backend() != "gpu", **opts)
     stats = {k: v for k, v in stats.items() if k != "rung_steps"}  # scalars only
     if not is_traced(net.n):
         flow, side = trim(flow, int(net.n_arcs)), trim(side, int(net.n))
-    return FlowResult(value, flow, side, status, stats)
+    return settle("max_flow", FlowResult(value, flow, side, status, stats), throw)
 
 
 def _solve(net, source, sink, **opts):
@@ -276,25 +283,29 @@ def _solve_jit(net, source, sink, *, max_iters, k, width, search, kernel=None, i
                                kernel=kernel, interpret=interpret)
 
 
-def min_cut(net: FlowNetwork, source, sink, **options) -> CutResult:
+def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) -> CutResult:
     """Minimum s-t cut: value, source side (bool per vertex) and the cut arcs (bool per arc).
 
     Computed from the maximum flow of :func:`max_flow` (same options): its
-    ``source_side``, a set of vertices that no residual arc leaves.
+    ``source_side``, a set of vertices that no residual arc leaves. Only
+    phase one of the flow is needed, so ``status`` is CONVERGED also when
+    the flow's is EXCESS_LEFT; ``throw`` as for :func:`max_flow`.
 
     >>> net = FlowNetwork.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [4, 1, 1, 5])
     >>> cut = min_cut(net, 0, 3)
     >>> int(cut.value), cut.source_side.tolist(), cut.cut_arcs.tolist()
     (2, [True, True, False, False], [False, True, True, False])
     """
-    res = max_flow(net, source, sink, **options)
+    check_flag(throw, "throw")
+    res = max_flow(net, source, sink, throw=False, **options)
     side = res.source_side
     if is_traced(net.n):
         crossing = take(side, net.tail, False) & ~take(side, net.head, True)
     else:
-        m = int(net.n_arcs)
-        crossing = side[net.tail[:m]] & ~side[net.head[:m]]
-    return CutResult(res.flow_value, side, crossing, res.status)
+        m, host = int(net.n_arcs), np.asarray(side)
+        crossing = jnp.asarray(host[np.asarray(net.tail)[:m]] & ~host[np.asarray(net.head)[:m]])
+    status = jnp.where(res.status == Status.EXCESS_LEFT, Status.CONVERGED, res.status).astype(jnp.int32)
+    return settle("min_cut", CutResult(res.flow_value, side, crossing, status), throw)
 
 
 # --------------------------------------------------------------------------

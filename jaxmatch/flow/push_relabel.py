@@ -84,9 +84,9 @@ Global relabel (the paper's heuristic of line 23, done on the device with no
 host round trip): a backward BFS from the sinks over the residual arcs (level
 1 by one pass over all arcs, so the sinks' long rows never enter the lanes;
 then a frontier queue built like the AVQ, on the same ladder, so a level
-costs O(frontier + its arcs); with ``kernel``, the default on the GPU, each
-further level is one launch of the Pallas kernel of
-:mod:`jaxmatch.kernels.bfs_level` instead), gives every vertex its residual
+costs O(frontier + its arcs); with ``kernel``, the default on the GPU, the
+further levels run in the persistent Pallas kernel of
+:mod:`jaxmatch.kernels.bfs_level` instead, up to ``Config.levels`` levels per launch), gives every vertex its residual
 distance to a sink; vertices that cannot reach a sink get h = n and stop
 being active (their excess is *stranded*). The BFS stops as soon as every vertex that was
 active is labelled (vertices it did not reach then get max(h, L + 1), L the
@@ -154,8 +154,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, take
-from jaxmatch.kernels.bfs_level import bfs_level
+from jaxmatch._ops import INT_MAX, compact, expand, take
+from jaxmatch.status import Status
+from jaxmatch.kernels.bfs_level import bfs_levels
 
 DEFAULT_K = 0.5
 DEFAULT_LANES = 1 << 18
@@ -420,8 +421,8 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
     frontier queue. ``blocked`` vertices are never labelled or passed
     through. With ``early``, the BFS stops once every ``counted`` vertex is
     labelled. With ``kernel`` (a :class:`jaxmatch.kernels.bfs_level.Config`;
-    the stored reverse index only), each further level is one launch of
-    that kernel, with ``interpret`` in Pallas's interpreter. Returns (dist
+    the stored reverse index only), the further levels run in that
+    persistent kernel (many levels per launch, a grid barrier between them), with ``interpret`` in Pallas's interpreter. Returns (dist
     [vertex_cap]: INT_MAX where not labelled, -1 where blocked; the lowest unexpanded level, or -1 when the frontier ran
     empty; the number of BFS levels; the owner scratch).
     """
@@ -448,29 +449,19 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
             b = lax.switch(_rung(rungs, b.count, b.arcs, b.longest, going(b)), steps, b)
         return b
 
-    if kernel is not None and not search:   # every level whole, in one launch; the frontier buffers swap
+    if kernel is not None and not search:   # many levels per launch of the persistent kernel
         wanted = counted.astype(jnp.int32)
 
-        def level(c, go=True):
-            b, spare = c
-            dist, nxt, count, found = bfs_level(b.frontier, jnp.where(go, b.count, 0), b.levels + 1, b.dist,
-                                                net.res.indptr, net.res.indices, net.res_rev, rc, wanted, spare,
-                                                cfg=kernel, interpret=interpret)
-            if go is True:
-                return b._replace(dist=dist, frontier=nxt, count=count, found=b.found + found,
-                                  levels=b.levels + 1), b.frontier
-            # a level that may be past the end: a no-op there (count 0: the kernel writes nothing)
-            return (b._replace(dist=dist, frontier=jnp.where(go, nxt, b.frontier), count=jnp.where(go, count, b.count),
-                               found=b.found + found, levels=b.levels + go.astype(jnp.int32)),
-                    jnp.where(go, b.frontier, spare))
+        def launch(c):
+            b, buf, side = c
+            dist, buf, side, count, found, done, _ = bfs_levels(
+                buf, b.count, b.levels + 1, b.dist, net.res.indptr, net.res.indices, net.res_rev, rc, wanted,
+                side=side, want=want - b.found if early else INT_MAX, cfg=kernel, interpret=interpret)
+            return (b._replace(dist=dist, frontier=lax.dynamic_slice(buf, (side * vc,), (vc,)), count=count,
+                               found=b.found + found, levels=b.levels + done), buf, side)
 
-        def levels(c):   # kernel.levels levels per loop iteration, the later ones no-ops once done
-            c = level(c)
-            for _ in range(kernel.levels - 1):
-                c = level(c, going(c[0]))
-            return c
-
-        b, _ = lax.while_loop(lambda c: going(c[0]), levels, (b, jnp.full(vc, vc, jnp.int32)))
+        buf = jnp.concatenate([b.frontier, jnp.full(vc, vc, jnp.int32)])
+        b, _, _ = lax.while_loop(lambda c: going(c[0]), launch, (b, buf, jnp.int32(0)))
     else:
         b = lax.while_loop(going, body, b)
     lowest = jnp.where(b.count > 0, take(b.dist, b.frontier[0], INT_MAX), -1)
@@ -669,15 +660,17 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
         value = jnp.where(first, jnp.sum(jnp.where(is_sink, p.excess, 0)), value)
         stranded = jnp.sum(jnp.where(is_source | is_sink, 0, p.excess))
         unfinished = (p.count > 0) | (~first & (stranded != 0))
+        # the first bound hit decides: phase one's (the flow may not be maximum), else phase two's
+        code = jnp.where(first, Status.MAX_ITERS, Status.EXCESS_LEFT)
+        left = jnp.where((left == Status.CONVERGED) & unfinished, code, left)
         counts = counts.at[i].set(jnp.stack([p.it, p.pushes, p.relabels, p.n_gr, p.levels]))
-        return ((p.rc, p.excess, side, value, left | unfinished, counts, per_rung + p.rung_steps),
+        return ((p.rc, p.excess, side, value, left, counts, per_rung + p.rung_steps),
                 stranded_total + jnp.where(first, stranded, 0))
 
     init = (residual_from_flow(net, f0), excess_of_flow(net, f0), jnp.zeros(vc, bool), jnp.zeros((), f0.dtype),
-            jnp.bool_(False), jnp.zeros((2, 5), jnp.int32), jnp.zeros(len(rungs), jnp.int32))
-    (rc, _, source_side, value, left, counts, per_rung), stranded = lax.fori_loop(
+            jnp.int32(Status.CONVERGED), jnp.zeros((2, 5), jnp.int32), jnp.zeros(len(rungs), jnp.int32))
+    (rc, _, source_side, value, status, counts, per_rung), stranded = lax.fori_loop(
         0, 2, phase, (init, jnp.zeros((), f0.dtype)))
-    status = jnp.where(left, MAX_ITERS, CONVERGED).astype(jnp.int32)
     total = counts.sum(axis=0)
     tiled = sum(per_rung[i] for i, r in enumerate(rungs) if r.tile) if any(r.tile for r in rungs) else jnp.int32(0)
     stats = dict(iterations=counts[0, 0], return_iterations=counts[1, 0], pushes=total[1], relabels=total[2],

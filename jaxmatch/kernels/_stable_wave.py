@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jaxmatch._ops import INT_MAX, take
 
 DEFAULT_BLOCK = 32
-GROUP = 32        # blocks per group of the second filter level (1: one level only); read when tracing
+GROUP = 32        # default blocks per group of the second filter level (1: one level only)
 
 
 class Tables(NamedTuple):
@@ -41,7 +41,7 @@ def _suitor(t: Tables, men, women, w, h):
     return d, None
 
 
-def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos):
+def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos, group: int = GROUP):
     """All busy slots propose once (after skipping sure-to-fail candidates)."""
     m_cap, w_cap = men.n_cap, women.n_cap
     busy = sm < m_cap
@@ -69,8 +69,8 @@ def _wave(t: Tables, men, women, window: int, block: int, sm, sp, hold, pos):
         wb = jnp.where(prop, w1, w_cap).reshape(-1, block)
         rb = r1.reshape(-1, block)
         send = prop & ~_beaten(wb, rb).reshape(-1)
-        if GROUP > 1 and sm.shape[0] % (block * GROUP) == 0:
-            send = _second_level(send, wb, rb, block, w_cap)
+        if group > 1 and sm.shape[0] % (block * group) == 0:
+            send = _second_level(send, wb, rb, block, w_cap, group)
     hold = hold.at[jnp.where(send, w1, w_cap)].min(r1, mode="drop")
     won = prop & (take(hold, w1, INT_MAX) == r1)
     p_next = jnp.where(found, sp + j + 1, jnp.minimum(sp + window, length))
@@ -91,20 +91,20 @@ def _beaten(w, r):
     return jnp.any((w[:, None, :] == w[:, :, None]) & (r[:, None, :] < r[:, :, None]), axis=2)
 
 
-def _second_level(send, wb, rb, block: int, w_cap: int):
-    """The same filter over groups of ``GROUP`` blocks, on each block's first sender.
+def _second_level(send, wb, rb, block: int, w_cap: int, group: int):
+    """The same filter over groups of ``group`` blocks, on each block's first sender.
 
     A block's first sender is held back when another block's first sender in
     its group courts the same woman with a better rank. On the hard set, where
     every busy man courts one woman, this sends one proposal per ``block *
-    GROUP`` slots instead of one per ``block``. The best proposal to each woman
+    group`` slots instead of one per ``block``. The best proposal to each woman
     is never held back, so the scatter-min gives the same ``hold``.
     """
     sb = send.reshape(-1, block)
     has = jnp.any(sb, axis=1)
     first = jnp.argmax(sb, axis=1).astype(jnp.int32)
-    wf = jnp.where(has, jnp.take_along_axis(wb, first[:, None], axis=1)[:, 0], w_cap).reshape(-1, GROUP)
-    rf = jnp.take_along_axis(rb, first[:, None], axis=1)[:, 0].reshape(-1, GROUP)
+    wf = jnp.where(has, jnp.take_along_axis(wb, first[:, None], axis=1)[:, 0], w_cap).reshape(-1, group)
+    rf = jnp.take_along_axis(rb, first[:, None], axis=1)[:, 0].reshape(-1, group)
     drop = has & _beaten(wf, rf).reshape(-1)
     held = drop[:, None] & (jnp.arange(block, dtype=jnp.int32)[None, :] == first[:, None])
     return send & ~held.reshape(-1)

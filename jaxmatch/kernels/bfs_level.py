@@ -54,7 +54,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX, take
-from jaxmatch.kernels._pallas import _atomic_min, _f32, _i32, _load, _store
+from jaxmatch.kernels._pallas import _atomic_min, _barrier, _f32, _i32, _load, _store
 
 
 class Config(NamedTuple):
@@ -62,18 +62,35 @@ class Config(NamedTuple):
 
     block: int = 32        # frontier vertices per chunk (a power of two)
     width: int = 16        # arcs per vertex per inner step (a power of two)
-    programs: int = 1024   # programs of the grid, at most (each takes every programs-th chunk)
+    programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
     num_warps: int = 4
-    levels: int = 4        # levels per iteration of the caller's BFS loop (no-ops past the end)
+    levels: int = 256      # levels per launch, at most (the caller's loop launches again)
+    spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
 
 
-def _atomic_add(ref, i: int, value, interpret):
+# state words of the persistent kernel: three rotating next-frontier counters, three rotating
+# per-level found counters, the barrier's arrivals, then what the launch hands back
+_CNT, _FOUND, _ARRIVED, _COUNT, _SIDE, _TOTAL, _DONE, _STALLED = 0, 3, 6, 7, 8, 9, 10, 11
+_STATE = 12
+
+
+def _atomic_add(ref, i, value, interpret):
     """``old = ref[i]; ref[i] += value`` for a scalar int32 (a scalar atomic takes Triton's integer path)."""
+    value = jnp.asarray(value, jnp.int32)
     if not interpret:
         return plgpu.atomic_add(ref, (i,), value)
     old = ref[i]
     ref[i] = old + value
     return old
+
+
+def _put(ref, i, value, interpret):
+    """``ref[i] = value`` for a scalar int32, atomically (seen by every program)."""
+    value = jnp.asarray(value, jnp.int32)
+    if not interpret:
+        plgpu.atomic_xchg(ref, (i,), value)
+    else:
+        ref[i] = value
 
 
 def _flat(f, ref, idx, val, mask, interpret):
@@ -84,19 +101,19 @@ def _flat(f, ref, idx, val, mask, interpret):
     return None if out is None else out.reshape(idx.shape)
 
 
-def _kernel(meta_ref, frontier, indptr, heads, rev, rc, counted, dist_in, nxt_in, cnt_in, dist, nxt, cnt, *,
-            cfg: Config, grid: int, interpret: bool):
-    del dist_in, nxt_in, cnt_in   # aliased: the output refs hold the same data
+def _level(state, buf, dist, counted, indptr, heads, rev, rc, *, vc, side, count, level, slot,
+           program, grid, cfg, interpret):
+    """Program ``program``'s share of one level: chunks program, program + grid, ... of the frontier
+    ``buf[side * vc:][:count]``; new vertices go to the other half, counted in ``state``'s slot ``slot``."""
     block, width = cfg.block, cfg.width
-    count, level = meta_ref[0], meta_ref[1]
     cols = jnp.arange(width, dtype=jnp.int32)[None, :]
     slots = jnp.arange(block, dtype=jnp.int32)
-    chunks = (count + block - 1) // block
+    base_in, base_out = side * vc, (1 - side) * vc
 
     def chunk(c):
         rows = c * block + slots
         ok = rows < count
-        y = _load(frontier, rows, ok, 0)
+        y = _load(buf, base_in + rows, ok, 0, volatile=True)   # written by other programs: bypass L1
         start = _load(indptr, y, ok, 0)
         deg = jnp.where(ok, _load(indptr, y + 1, ok, 0) - start, 0)
 
@@ -115,51 +132,133 @@ def _kernel(meta_ref, frontier, indptr, heads, rev, rc, counted, dist_in, nxt_in
 
             @pl.when(n_new > 0)
             def _():
-                base = _atomic_add(cnt, 0, n_new, interpret)
+                first = _atomic_add(state, _CNT + slot, n_new, interpret)
                 before = jnp.cumsum(n_row, dtype=jnp.int32) - n_row
-                pos = base + before[:, None] + jnp.cumsum(ones, axis=1, dtype=jnp.int32) - 1
-                _flat(_store, nxt, pos, x, new, interpret)
+                pos = base_out + first + before[:, None] + jnp.cumsum(ones, axis=1, dtype=jnp.int32) - 1
+                _flat(_store, buf, pos, x, new, interpret)
                 found = jnp.sum(jnp.where(new, _load(counted, x, new, 0), 0), dtype=jnp.int32)
-                _atomic_add(cnt, 1, found, interpret)
+                _atomic_add(state, _FOUND + slot, found, interpret)
             return carry
 
         lax.fori_loop(0, (jnp.max(deg) + width - 1) // width, step, ())
 
-    i = pl.program_id(0)
-    mine = jnp.maximum(chunks - i + grid - 1, 0) // grid   # chunks i, i + grid, ... below `chunks`
-    lax.fori_loop(0, mine, lambda t, carry: (chunk(i + t * grid), carry)[1], ())
+    chunks = (count + block - 1) // block
+    mine = jnp.maximum(chunks - program + grid - 1, 0) // grid   # chunks program, program + grid, ...
+    lax.fori_loop(0, mine, lambda t, carry: (chunk(program + t * grid), carry)[1], ())
+
+
+def _kernel(meta_ref, indptr, heads, rev, rc, counted, buf_in, dist_in, state_in, buf, dist, state, *,
+            cfg: Config, grid: int, vc: int, interpret: bool):
+    """Persistent BFS: levels until the frontier is empty, ``want`` counted vertices are found, or
+    ``max_levels`` levels ran; a grid barrier (arrivals counted in one word) between levels."""
+    del buf_in, dist_in, state_in   # aliased: the output refs hold the same data
+    level0, count0, max_levels, want, side0 = (meta_ref[i] for i in range(5))
+    program = pl.program_id(0)
+
+    def go(c):
+        count, found, done, side, stalled = c
+        return (count > 0) & (done < max_levels) & (found < want)
+
+    def body(c):
+        count, found, done, side, stalled = c
+        slot, ahead = done % 3, (done + 1) % 3
+
+        @pl.when(program == 0)
+        def _():   # the slot of level done + 1: last read before the previous barrier
+            _put(state, _CNT + ahead, 0, interpret)
+            _put(state, _FOUND + ahead, 0, interpret)
+
+        _level(state, buf, dist, counted, indptr, heads, rev, rc, vc=vc, side=side, count=count, level=level0 + done, slot=slot, program=program, grid=grid,
+               cfg=cfg, interpret=interpret)
+        # grid barrier: every program's writes of this level before anyone reads its counts
+        _barrier(interpret)
+        target = (done + 1) * grid
+        seen = _atomic_add(state, _ARRIVED, 1, interpret) + 1
+        seen, polls = lax.while_loop(lambda v: (v[0] < target) & (v[1] < cfg.spin),
+                                     lambda v: (_atomic_add(state, _ARRIVED, 0, interpret), v[1] + 1),
+                                     (seen, jnp.int32(0)))
+        _barrier(interpret)
+        nxt = _atomic_add(state, _CNT + slot, 0, interpret)
+        got = _atomic_add(state, _FOUND + slot, 0, interpret)
+        return nxt, found + got, done + 1, 1 - side, stalled | (seen < target)
+
+    count, found, done, side, stalled = lax.while_loop(
+        go, body, (count0, jnp.int32(0), jnp.int32(0), side0, jnp.bool_(False)))
+
+    @pl.when(program == 0)
+    def _():
+        for i, v in ((_COUNT, count), (_SIDE, side), (_TOTAL, found), (_DONE, done)):
+            _put(state, i, v, interpret)
+
+    @pl.when(stalled)
+    def _():
+        _put(state, _STALLED, 1, interpret)
+
+
+def _resident(cfg: Config, vc: int, interpret: bool) -> int:
+    """Programs of the grid: all co-resident (one per SM), as the grid barrier needs; one when
+    interpreted (programs run one after another there)."""
+    if interpret:
+        return 1
+    sms = getattr(jax.devices()[0], "core_count", None) or 1
+    return max(1, min(cfg.programs, sms, -(-vc // cfg.block)))
+
+
+def bfs_levels(buf, count, level, dist, indptr, heads, rev, rc, counted, *, side=0, want=INT_MAX, max_levels=None,
+               cfg: Config = Config(), interpret: bool = False):
+    """Run BFS levels ``level``, ``level + 1``, ... from the frontier ``buf[side * vertex_cap:][:count]``
+    in one launch.
+
+    ``buf`` [2 * vertex_cap] int32: the frontier in half ``side``, the other
+    half scratch (the halves swap every level). Each level labels, at its
+    level, the unlabelled tails of the residual arcs into the frontier (see
+    the module docstring); the launch stops when the frontier is empty, when
+    ``want`` vertices of ``counted`` were labelled, or after ``max_levels``
+    (default ``cfg.levels``) levels. ``dist`` [vertex_cap] int32
+    (``INT_MAX`` unlabelled, -1 blocked). Returns ``(dist, buf, side, count,
+    found, levels, stalled)``: the frontier is ``buf[side * vertex_cap:][:count]``,
+    ``found`` the counted vertices labelled, ``levels`` the levels run,
+    ``stalled`` True if a program gave up waiting at a grid barrier (never
+    expected: the grid holds one program per SM).
+    """
+    vc = dist.shape[0]
+    grid = _resident(cfg, vc, interpret)
+    max_levels = cfg.levels if max_levels is None else max_levels
+    meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (level, count, max_levels, want, side)])
+    ins = [meta, indptr, heads, rev, rc, counted.astype(jnp.int32), buf, _f32(dist), jnp.zeros(_STATE, jnp.int32)]
+    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
+    kernel = pl.pallas_call(
+        partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret),
+        grid=(grid,),
+        in_specs=[whole(x) for x in ins],
+        out_specs=[whole(x) for x in ins[-3:]],
+        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in ins[-3:]],
+        input_output_aliases={6: 0, 7: 1, 8: 2},
+        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
+        interpret=interpret,
+    )
+    buf, d, st = kernel(*ins)
+    return _i32(d), buf, st[_SIDE], st[_COUNT], st[_TOTAL], st[_DONE], st[_STALLED] > 0
 
 
 def bfs_level(frontier, count, level, dist, indptr, heads, rev, rc, counted, out=None, *, cfg: Config = Config(),
               interpret: bool = False):
     """Label, at ``level``, the unlabelled tails of the residual arcs into the first ``count`` vertices of ``frontier``.
 
-    ``dist`` [vertex_cap] int32 (``INT_MAX`` unlabelled, -1 blocked);
-    ``heads``, ``rev``, ``rc`` the residual CSR's heads, reverse positions
-    and residual capacities (rows by tail, ``indptr``); ``counted`` [vertex_cap]
-    the vertices of interest; ``out`` [vertex_cap] int32 a buffer for the next
-    frontier (its contents do not matter; a fresh one if None). Returns
-    ``(dist, next frontier [vertex_cap]: its first count entries, count,
-    vertices of interest among them)``.
+    One level of :func:`bfs_levels`. ``dist`` [vertex_cap] int32 (``INT_MAX``
+    unlabelled, -1 blocked); ``heads``, ``rev``, ``rc`` the residual CSR's
+    heads, reverse positions and residual capacities (rows by tail,
+    ``indptr``); ``counted`` [vertex_cap] the vertices of interest; ``out``
+    [vertex_cap] int32 a buffer for the next frontier (its contents do not
+    matter; a fresh one if None). Returns ``(dist, next frontier
+    [vertex_cap]: its first count entries, count, vertices of interest among
+    them)``.
     """
     vc = dist.shape[0]
-    grid = max(1, min(cfg.programs, -(-vc // cfg.block)))
-    meta = jnp.stack([jnp.asarray(count, jnp.int32), jnp.asarray(level, jnp.int32)])
-    ins = [meta, frontier, indptr, heads, rev, rc, counted.astype(jnp.int32),
-           _f32(dist), jnp.full(vc, vc, jnp.int32) if out is None else out, jnp.zeros(2, jnp.int32)]
-    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
-    kernel = pl.pallas_call(
-        partial(_kernel, cfg=cfg, grid=grid, interpret=interpret),
-        grid=(grid,),
-        in_specs=[whole(x) for x in ins],
-        out_specs=[whole(x) for x in ins[-3:]],
-        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in ins[-3:]],
-        input_output_aliases={7: 0, 8: 1, 9: 2},
-        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
-        interpret=interpret,
-    )
-    d, nxt, cnt = kernel(*ins)
-    return _i32(d), nxt, cnt[0], cnt[1]
+    spare = jnp.full(vc, vc, jnp.int32) if out is None else out
+    d, buf, _, cnt, found, done, _ = bfs_levels(jnp.concatenate([frontier, spare]), count, level, dist, indptr,
+                                                heads, rev, rc, counted, max_levels=1, cfg=cfg, interpret=interpret)
+    return d, jnp.where(done > 0, buf[vc:], spare), cnt * (done > 0), found
 
 
 def _reference(frontier, count, level, dist, indptr, heads, rev, rc, counted):

@@ -22,8 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, sum_words, trim, with_status_name, words_total
-from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_not_batch, check_positive, next_pow2
+from jaxmatch._ops import is_traced, sum_words, trim, words_total
+from jaxmatch.status import settle, with_status_name
+from jaxmatch.graph import INT32_MAX, GraphInputError, _count, _i32, _pytree, check_flag, check_not_batch, check_positive, next_pow2
 from jaxmatch.graph import _capacity as _cap
 from jaxmatch.graph import _static as _field_static
 from jaxmatch.kernels import stable_mw as _stable_mw
@@ -403,13 +404,13 @@ class StableMarriageResult(NamedTuple):
     """The man-optimal stable matching.
 
     ``wife[m]`` is man m's wife or -1, ``husband[w]`` woman w's husband or -1.
-    ``status`` is 0 when the solver converged (the matching is stable), 1 when
-    ``max_iters`` stopped it (then it is a matching of mutually ranked pairs,
-    not necessarily stable). ``stats``: ``proposals`` (women considered,
+    ``status`` (:class:`jaxmatch.Status`) is CONVERGED (the matching is
+    stable) or MAX_ITERS (then it is a matching of mutually ranked pairs, not
+    necessarily stable). ``stats``: ``proposals`` (women considered,
     summed over the men: the paper's count, including proposals skipped as
     sure to fail; an exact Python int eagerly), ``rounds`` (loop steps that
     proposed), ``waves`` (proposal waves) and ``steps`` (all loop steps:
-    rounds and slot compactions). Eagerly the arrays have the true sizes;
+    rounds and slot compactions; also as ``iterations``). Eagerly the arrays have the true sizes;
     under ``jit``/``vmap`` they keep the capacities, with -1 in padding.
     """
 
@@ -423,7 +424,7 @@ class StableMarriageResult(NamedTuple):
 
 def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", max_iters: int | None = None,
                     unroll: int | None = _gs.DEFAULT_UNROLL, window: int | None = _gs.DEFAULT_WINDOW,
-                    kernel=None) -> StableMarriageResult:
+                    kernel=None, config: _gs.Config | None = None, throw: bool = True) -> StableMarriageResult:
     """Man-optimal stable matching of an SM or SMI instance.
 
     ``method``: ``"mcvitie_wilson"`` (a displaced man proposes again at once,
@@ -434,7 +435,12 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     man-optimal stable matching; see :mod:`jaxmatch.stable.gale_shapley` for
     the array form. ``max_iters`` bounds the loop steps (default: enough for
     any instance of these capacities). ``unroll=None`` and ``window=None``
-    take the defaults (the values in the signature).
+    take the defaults (the values in the signature). ``config``: the array
+    solver's static knobs (:class:`jaxmatch.stable.gale_shapley.Config`;
+    None: the defaults). ``throw``: eagerly,
+    raise :class:`jaxmatch.SolverError` (holding the result) when
+    ``max_iters`` stops the solver first; under ``jit``/``vmap`` read
+    ``status`` instead.
 
     Cost: the women's ranks become a lookup once (a sort and a binary search,
     O(E log L) for E list entries); then O(window) per considered entry, with
@@ -461,6 +467,12 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     if method not in METHODS:
         raise GraphInputError(f"method must be one of {METHODS}, got {method!r}")
     check_positive(max_iters, "max_iters")
+    check_flag(throw, "throw")
+    if config is None:
+        config = _gs.DEFAULT
+    if not isinstance(config, _gs.Config) or min(config) < 1:
+        raise GraphInputError(f"config must be None or a jaxmatch.stable.gale_shapley.Config of positive ints, "
+                              f"got {config!r}")
     check_positive(unroll, "unroll")
     check_positive(window, "window")
     unroll = _gs.DEFAULT_UNROLL if unroll is None else int(unroll)   # None: the default
@@ -486,23 +498,25 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     steps = 1 if method == "gale_shapley" or kernel else unroll
     if max_iters is None:
         total = men.n_cap * men.e_cap if men.shared else men.e_cap
-        max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap)) + _gs.short_steps(men.n_cap),
+        max_iters = min(-(-(total + 1) // steps) + 2 + len(_gs.widths(men.n_cap, config)) + _gs.short_steps(men.n_cap, config),
                         INT32_MAX - 1)
     max_iters = min(int(max_iters), INT32_MAX - 1)   # an int32 loop counter
     wife, husband, status, pos, words, stats = _solve(men, women, method=method, max_iters=int(max_iters),
-                                                      unroll=int(unroll), window=int(window), kernel=kernel or None)
+                                                      unroll=int(unroll), window=int(window), kernel=kernel or None,
+                                                      config=config)
     if is_traced(men.n) or is_traced(wife):
         dt = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
         return StableMarriageResult(wife, husband, status, dict(stats, proposals=jnp.sum(pos, dtype=dt)))
     n_men, n_women = int(men.n), int(women.n)
     # considered entries are 0 past n; the total comes back as a few words, not the n counts
     proposals = words_total(words)
-    return StableMarriageResult(trim(wife, n_men), trim(husband, n_women), status, dict(stats, proposals=proposals))
+    return settle("stable_marriage", StableMarriageResult(trim(wife, n_men), trim(husband, n_women), status,
+                                                          dict(stats, proposals=proposals)), throw)
 
 
-@partial(jax.jit, static_argnames=("method", "max_iters", "unroll", "window", "kernel"))
-def _solve(men, women, *, method, max_iters, unroll, window, kernel):
+@partial(jax.jit, static_argnames=("method", "max_iters", "unroll", "window", "kernel", "config"))
+def _solve(men, women, *, method, max_iters, unroll, window, kernel, config=_gs.DEFAULT):
     wife, husband, status, pos, stats = _gs.solve(
         men, women, method=method, max_iters=max_iters, unroll=unroll, window=window, kernel=kernel,
-        interpret=kernel is not None and jax.default_backend() != "gpu")
+        interpret=kernel is not None and jax.default_backend() != "gpu", cfg=config)
     return wife, husband, status, pos, sum_words(pos), stats

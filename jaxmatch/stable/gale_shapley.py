@@ -30,7 +30,7 @@ thread per man. A *wave* runs all busy slots at once:
    ``hold`` (the segment minimum over the proposals to w, fused with her
    current suitor's rank; it replaces the CAS). Within blocks of ``block``
    slots only the best proposal to each woman is sent, and a second level
-   does the same over groups of ``GROUP`` blocks for each block's first
+   does the same over groups of ``Config.group`` blocks for each block's first
    sender, so many men courting one woman (the hard set) do not queue on one
    memory address (one proposal per 1024 slots instead of per 32);
 3. a winner leaves his slot, and the suitor he displaced (if any) takes the
@@ -63,11 +63,11 @@ bring the loop to about n / ``unroll`` steps.
 
 Work stays proportional to the busy slots: they always lie in a prefix of
 static width, one of ``cap, cap/2, cap/4, cap/8, cap/64, ...`` (not below
-:data:`MIN_WIDTH`, see :func:`widths`); when the busy count fits a smaller
+``Config.min_width``, see :func:`widths`); when the busy count fits a smaller
 width, one loop step compacts the slots (a prefix sum) instead of proposing,
 and later steps run on the smaller prefix (``lax.switch`` over the static
 widths). McVitie-Wilson runs a step of one wave instead of ``unroll`` while
-the busy count is falling fast (by more than 1/:data:`FALL` in the last
+the busy count is falling fast (by more than 1/``Config.fall`` in the last
 step, as in the first waves of the easy set), so the compaction follows it
 instead of running ``unroll`` waves on a prefix far wider than the busy men.
 With ``kernel`` (the default on the GPU, see :mod:`jaxmatch.kernels.stable_mw`),
@@ -98,11 +98,28 @@ from jaxmatch.kernels._stable_wave import (  # noqa: F401  (GROUP, _beaten, _ran
 METHODS = ("mcvitie_wilson", "gale_shapley")
 DEFAULT_UNROLL = 16
 DEFAULT_WINDOW = 4
-MIN_WIDTH = 4096
-WIDTH_SHRINK = 8
-FINE_STEPS = 3
-FALL = 8
-SEARCH_UNROLL = 8
+
+
+class Config(NamedTuple):
+    """The array solver's static knobs (hashable: a ``jit`` static argument, part of the cache key).
+
+    * ``min_width``, ``fine_steps``, ``width_shrink``: the slot widths
+      (:func:`widths`): ``fine_steps`` halvings of the capacity, then steps
+      of ``width_shrink``, none below ``min_width``.
+    * ``fall``: a McVitie-Wilson step runs one wave after a step in which
+      the busy count fell by more than 1/``fall`` of what was left.
+    * ``search_unroll``: binary-search steps per loop step (:func:`pair_ranks`).
+    * ``group``: blocks per group of the second proposal filter (1: one level).
+    """
+    min_width: int = 4096
+    width_shrink: int = 8
+    fine_steps: int = 3
+    fall: int = 8
+    search_unroll: int = 8
+    group: int = GROUP
+
+
+DEFAULT = Config()
 
 
 class SMState(NamedTuple):
@@ -118,23 +135,23 @@ class SMState(NamedTuple):
     waves: jax.Array       # proposal waves
 
 
-def widths(cap: int) -> tuple[int, ...]:
-    """Static slot widths, largest first, not below MIN_WIDTH.
+def widths(cap: int, cfg: Config = DEFAULT) -> tuple[int, ...]:
+    """Static slot widths, largest first, not below ``cfg.min_width``.
 
-    ``FINE_STEPS`` halvings first (cap, cap/2, cap/4, cap/8), then steps of
-    ``WIDTH_SHRINK``. While many men are busy a wave costs in proportion to
+    ``cfg.fine_steps`` halvings first (cap, cap/2, cap/4, cap/8), then steps of
+    ``cfg.width_shrink``. While many men are busy a wave costs in proportion to
     the width, so there the prefix follows the busy count closely (at most 2x;
     on the hard set, whose busy count falls by one per wave, the slot work
     drops by a quarter against steps of 8); below cap/8 coarse steps keep the
     number of compiled widths small.
     """
     out = [cap]
-    for _ in range(FINE_STEPS):
-        if out[-1] // 2 < MIN_WIDTH:
+    for _ in range(cfg.fine_steps):
+        if out[-1] // 2 < cfg.min_width:
             break
         out.append(out[-1] // 2)
-    while out[-1] // WIDTH_SHRINK >= MIN_WIDTH:
-        out.append(out[-1] // WIDTH_SHRINK)
+    while out[-1] // cfg.width_shrink >= cfg.min_width:
+        out.append(out[-1] // cfg.width_shrink)
     return tuple(out)
 
 
@@ -142,7 +159,7 @@ def widths(cap: int) -> tuple[int, ...]:
 # rank lookup
 
 
-def pair_ranks(men, women):
+def pair_ranks(men, women, search_unroll: int = DEFAULT.search_unroll):
     """``wrank`` for individual lists on both sides.
 
     ``wrank[e]``: woman ``men.entries[e]``'s rank of the man owning entry e,
@@ -151,10 +168,10 @@ def pair_ranks(men, women):
     the paper's transpose of the women's lists, each man's run then ordered
     by woman); the runs' bounds come from the sorted keys in one sequential
     pass, and every men's entry finds its woman in its man's run by a
-    branchless binary search (power-of-two steps, ``SEARCH_UNROLL`` per loop
+    branchless binary search (power-of-two steps, ``search_unroll`` per loop
     step, the loop bounded by the longest run, a scalar). Passes over the
     entries: the sort, one gather of the women by the sorted order, the run
-    bounds, ceil(log2(longest run) / SEARCH_UNROLL) search steps and one
+    bounds, ceil(log2(longest run) / search_unroll) search steps and one
     final step; O(E log L) work, no atomics, no n x n table.
     """
     m_cap = men.n_cap
@@ -177,7 +194,7 @@ def pair_ranks(men, women):
     def step(c):
         off, size = c   # off: entries of the run known to sort before w; size: the next step
         lo, hi = take(run_lo, m, 0), take(run_hi, m, 0)
-        for _ in range(SEARCH_UNROLL):
+        for _ in range(search_unroll):
             k = lo + off + size - 1
             off = jnp.where((k < hi) & (take(s_woman, k, INT_MAX) < w), off + size, off)
             size = size // 2
@@ -196,25 +213,25 @@ def master_inverse(p, other_cap: int):
     return jnp.full(other_cap, INT_MAX, jnp.int32).at[ids].set(k, mode="drop")
 
 
-def rank_tables(men, women) -> Tables:
+def rank_tables(men, women, cfg: Config = DEFAULT) -> Tables:
     """The lookups :func:`solve` needs for these two sides (see :class:`Tables`)."""
     if women.shared:
         inv_m = master_inverse(men, women.n_cap) if men.shared else None
         return Tables(None, master_inverse(women, men.n_cap), inv_m)
     if men.shared:
         raise ValueError("a shared men's list needs a shared women's list (unshare it on the host)")
-    return Tables(pair_ranks(men, women), None, None)
+    return Tables(pair_ranks(men, women, cfg.search_unroll), None, None)
 
 
 # --------------------------------------------------------------------------
 # one wave, one loop step
 
 
-def _run(t, men, women, window, block, waves, width, s: SMState) -> SMState:
+def _run(t, men, women, window, block, waves, group, width, s: SMState) -> SMState:
     sm, sp = s.slot_man[:width], s.slot_pos[:width]
     hold, pos = s.hold, s.pos
     for _ in range(waves):
-        sm, sp, hold, pos = _wave(t, men, women, window, block, sm, sp, hold, pos)
+        sm, sp, hold, pos = _wave(t, men, women, window, block, sm, sp, hold, pos, group)
     return _proposed(men.n_cap, s, sm, sp, hold, pos, waves)
 
 
@@ -233,14 +250,14 @@ def _proposed(m_cap, s: SMState, sm, sp, hold, pos, waves) -> SMState:
                       pos=pos, hold=hold, it=s.it + 1, rounds=s.rounds + 1, waves=s.waves + waves)
 
 
-def short_steps(cap: int) -> int:
+def short_steps(cap: int, cfg: Config = DEFAULT) -> int:
     """A bound on the one-wave steps of McVitie-Wilson for ``cap`` men.
 
     A step runs one wave only after a step in which the busy count fell by
-    more than 1/``FALL`` of what is left, which can happen at most
-    log(cap) / log(1 + 1/FALL) times.
+    more than 1/``cfg.fall`` of what is left, which can happen at most
+    log(cap) / log(1 + 1/fall) times.
     """
-    return int(math.ceil(math.log(max(cap, 2)) / math.log1p(1 / FALL))) + 1
+    return int(math.ceil(math.log(max(cap, 2)) / math.log1p(1 / cfg.fall))) + 1
 
 
 def _fitting(table, n_busy):
@@ -260,22 +277,22 @@ def _compact(m_cap, table, width, s: SMState) -> SMState:
 
 def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNROLL,
           window: int = DEFAULT_WINDOW, block: int = DEFAULT_BLOCK, kernel=None,
-          interpret: bool = False, tables: Optional[Tables] = None):
+          interpret: bool = False, tables: Optional[Tables] = None, cfg: Config = DEFAULT):
     """Run the chosen method; returns (wife, husband, status, considered, stats dict).
 
     ``kernel``: a :class:`jaxmatch.kernels.stable_mw.Config` to run
     McVitie-Wilson's proposals in that kernel (``interpret``: in Pallas's
     interpret mode), or None for the array version. ``tables``: the rank
-    lookups, if already built (:func:`rank_tables`).
+    lookups, if already built (:func:`rank_tables`). ``cfg``: the knobs (:class:`Config`).
 
     ``wife``/``husband`` have the capacities' lengths (-1 for single and in
     padding); ``considered[m]`` is the number of entries man m considered,
     whose sum is the paper's proposal count.
     """
     m_cap, w_cap = men.n_cap, women.n_cap
-    t = rank_tables(men, women) if tables is None else tables
+    t = rank_tables(men, women, cfg) if tables is None else tables
     waves = 1 if method == "gale_shapley" else unroll
-    ws = widths(m_cap)
+    ws = widths(m_cap, cfg)
     table = jnp.asarray(ws, jnp.int32)
 
     ids = jnp.arange(m_cap, dtype=jnp.int32)
@@ -285,9 +302,9 @@ def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNRO
     s = SMState(slot_man, jnp.zeros(m_cap, jnp.int32), n_busy, _fitting(table, n_busy), jnp.int32(INT_MAX),
                 jnp.zeros(m_cap, jnp.int32), jnp.full(w_cap, INT_MAX, jnp.int32), zero, zero, zero)
 
-    runs = [partial(_run, t, men, women, window, block, waves, wd) for wd in ws]
+    runs = [partial(_run, t, men, women, window, block, waves, cfg.group, wd) for wd in ws]
     packs = [partial(_compact, m_cap, table, wd) for wd in ws]
-    shorts = [partial(_run, t, men, women, window, block, 1, wd) for wd in ws[:-1]] if waves > 1 else []
+    shorts = [partial(_run, t, men, women, window, block, 1, cfg.group, wd) for wd in ws[:-1]] if waves > 1 else []
     if kernel:  # McVitie-Wilson in the lock-free kernel, on every width that splits into its blocks
         def launch(cfg, r, wd):
             return partial(_run_kernel, t, men, women, cfg, interpret, wd) if stable_mw.usable(wd, cfg) else r
@@ -301,7 +318,7 @@ def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNRO
     def body(s: SMState) -> SMState:
         k = s.cur
         if shorts:  # the busy count is falling fast: one wave, so compaction can follow it
-            fast = (s.prev - s.n_busy > s.n_busy // FALL) & (s.cur < len(shorts))
+            fast = (s.prev - s.n_busy > s.n_busy // cfg.fall) & (s.cur < len(shorts))
             k = jnp.where(fast, len(ws) + k, k)
         if len(ws) > 1:
             k = jnp.where(_fitting(table, s.n_busy) > s.cur, len(ws) + len(shorts) + s.cur, k)
@@ -322,4 +339,4 @@ def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNRO
         considered = jnp.where(ids < men.n, men.length, 0)
         considered = considered.at[jnp.where(held, husband, m_cap)].set(resume, mode="drop")
     considered = considered.at[s.slot_man].set(s.slot_pos, mode="drop")
-    return wife, husband, status, considered, dict(rounds=s.rounds, waves=s.waves, steps=s.it)
+    return wife, husband, status, considered, dict(iterations=s.it, rounds=s.rounds, waves=s.waves, steps=s.it)

@@ -21,8 +21,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, take, trim, with_status_name
-from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_not_batch, check_positive, check_type
+from jaxmatch._ops import is_traced, take, trim
+from jaxmatch.status import settle, with_status_name
+from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_flag, check_not_batch, check_positive, check_type
 from jaxmatch.weighted import b_suitor as _bs
 from jaxmatch.weighted import locally_dominant as _ld
 from jaxmatch.weighted import suitor as _su
@@ -42,9 +43,9 @@ class WeightedMatchingResult(NamedTuple):
     """A matching: ``mate[v]`` is v's partner or -1.
 
     ``weight`` is the total weight of the matched edges, ``cardinality`` their
-    number. ``status`` is 0 when the solver converged (the matching is the
-    greedy matching) and 1 when it stopped at ``max_iters`` (a valid matching,
-    possibly smaller). ``stats``: ``rounds`` (loop steps), ``proposals``
+    number. ``status`` (:class:`jaxmatch.Status`) is CONVERGED (the matching
+    is the greedy matching) or MAX_ITERS (a valid matching, possibly
+    smaller). ``stats``: ``iterations`` (loop steps, also as ``rounds``), ``proposals``
     (proposals made; for LD, candidates set), ``scanned`` (adjacency entries
     examined). Eagerly ``mate`` has length n; under ``jit``/``vmap`` it keeps
     the graph's vertex capacity, with -1 past the true size.
@@ -91,12 +92,6 @@ def _check_graph(g) -> None:
 
 
 
-def _flag(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise GraphInputError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
 # default vertices per round, as a fraction of the vertex capacity: on an H100
 # (rmat scale 20, 15.7M edges) a quarter (Suitor) and a sixteenth (b-Suitor)
 # beat whole-queue rounds by 20% and 30%; smaller batches make fewer wasted
@@ -122,12 +117,13 @@ def _weight(g, both_ends_matched):
     return jnp.sum(jnp.where(once, g.adj.weights, 0)), jnp.sum(once, dtype=jnp.int32)
 
 
-def _finish(g, mate, status, stats) -> WeightedMatchingResult:
+def _finish(g, mate, status, stats, solver, throw) -> WeightedMatchingResult:
     entry_matched = take(mate, g.adj.src, -1) == g.adj.indices
     weight, card = _weight(g, entry_matched)
     if not is_traced(g.n):
         mate = trim(mate, int(g.n))
-    return WeightedMatchingResult(mate, weight, card, status, stats)
+    return settle(solver, WeightedMatchingResult(mate, weight, card, status, dict(stats, iterations=stats["rounds"])),
+                  throw)
 
 
 # --------------------------------------------------------------------------
@@ -135,7 +131,7 @@ def _finish(g, mate, status, stats) -> WeightedMatchingResult:
 
 
 def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = None,
-           batch: int | None = None, lanes: int | None = None) -> WeightedMatchingResult:
+           batch: int | None = None, lanes: int | None = None, throw: bool = True) -> WeightedMatchingResult:
     """Half-approximate maximum weight matching by the Suitor algorithm (array form).
 
     Every vertex proposes to its best neighbour (edge order: heavier first,
@@ -154,7 +150,9 @@ def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = N
     rounds are few (random weights: about 7 on rmat), the pointer scan when
     proposal chains are long. Both give the same matching. ``max_iters``
     bounds the rounds (default ``entry_cap + vertex_cap + 2``, always
-    enough). Works eagerly, under ``jax.jit`` and ``jax.vmap``.
+    enough). ``throw``: eagerly, raise :class:`jaxmatch.SolverError` (holding
+    the result) when ``max_iters`` stops it first; under ``jit``/``vmap``
+    read ``status`` instead. Works eagerly, under ``jax.jit`` and ``jax.vmap``.
 
     >>> g = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
     >>> res = suitor(g)
@@ -162,10 +160,11 @@ def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = N
     ([-1, 2, 1, -1], 2.0, 'converged')
     """
     _check_graph(g)
-    sorted_adjacency = _flag(sorted_adjacency, "sorted_adjacency")
+    sorted_adjacency = check_flag(sorted_adjacency, "sorted_adjacency")
+    check_flag(throw, "throw")
     max_iters, batch, lanes = _defaults(g, max_iters, batch, lanes, BATCH_DIVISOR["suitor"])
     return _finish(g, *_suitor(g, jnp.int32(max_iters), sorted_adjacency=sorted_adjacency,
-                                batch=batch, lanes=lanes))
+                                batch=batch, lanes=lanes), "suitor", throw)
 
 
 @partial(jax.jit, static_argnames=("sorted_adjacency", "batch", "lanes"))
@@ -175,7 +174,7 @@ def _suitor(g, max_iters, *, sorted_adjacency, batch, lanes):
 
 
 def locally_dominant(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = None,
-                     lanes: int | None = None) -> WeightedMatchingResult:
+                     lanes: int | None = None, throw: bool = True) -> WeightedMatchingResult:
     """Half-approximate maximum weight matching by the Locally-Dominant algorithm.
 
     Unmatched vertices point at their first unmatched neighbour in the edge
@@ -184,18 +183,19 @@ def locally_dominant(g: Graph, *, sorted_adjacency: bool = True, max_iters: int 
     Equals :func:`greedy_matching`. Paper I, Algorithms 1-2. With
     ``sorted_adjacency`` a pointer into rank-sorted lists replaces the rescan
     (``lanes`` entries examined per round, default ``2 * vertex_cap``);
-    without, O(|E|) per round. Works eagerly, under ``jax.jit`` and
-    ``jax.vmap``.
+    without, O(|E|) per round. ``max_iters`` and ``throw`` as in
+    :func:`suitor`. Works eagerly, under ``jax.jit`` and ``jax.vmap``.
 
     >>> g = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
     >>> locally_dominant(g).mate.tolist()
     [-1, 2, 1, -1]
     """
     _check_graph(g)
-    sorted_adjacency = _flag(sorted_adjacency, "sorted_adjacency")
+    sorted_adjacency = check_flag(sorted_adjacency, "sorted_adjacency")
+    check_flag(throw, "throw")
     max_iters, _, lanes = _defaults(g, max_iters, None, lanes)
     return _finish(g, *_locally_dominant(g, jnp.int32(max_iters), sorted_adjacency=sorted_adjacency,
-                                         lanes=lanes))
+                                         lanes=lanes), "locally_dominant", throw)
 
 
 @partial(jax.jit, static_argnames=("sorted_adjacency", "lanes"))
@@ -250,7 +250,7 @@ def _b_input(g, b, max_b):
 
 
 def b_suitor(g: Graph, b=1, *, max_b: int | None = None, max_iters: int | None = None,
-             batch: int | None = None, lanes: int | None = None) -> BMatchingResult:
+             batch: int | None = None, lanes: int | None = None, throw: bool = True) -> BMatchingResult:
     """Half-approximate maximum weight b-matching by the b-Suitor algorithm (array form).
 
     ``b`` is an int (every vertex) or an int array with one bound per vertex.
@@ -260,7 +260,7 @@ def b_suitor(g: Graph, b=1, *, max_b: int | None = None, max_iters: int | None =
     ``max_b`` (static) bounds b; it is required when b is a traced array
     (under ``jit``/``vmap`` pass b with the vertex capacity as length), and
     is max(b) otherwise. ``batch`` (default ``vertex_cap // 16``), ``lanes``
-    and ``max_iters`` as in :func:`suitor`. O(|E| log |E|) for the sorts plus O((batch + lanes) *
+    ``max_iters`` and ``throw`` as in :func:`suitor`. O(|E| log |E|) for the sorts plus O((batch + lanes) *
     log batch + batch * max_b log max_b) per round.
 
     >>> g = Graph.from_edges([0, 0, 1, 2], [1, 2, 2, 3], [4.0, 3.0, 2.0, 1.0])
@@ -270,13 +270,15 @@ def b_suitor(g: Graph, b=1, *, max_b: int | None = None, max_iters: int | None =
     """
     _check_graph(g)
     bvec, max_b = _b_input(g, b, max_b)
+    check_flag(throw, "throw")
     max_iters, batch, lanes = _defaults(g, max_iters, batch, lanes, BATCH_DIVISOR["b_suitor"])
     matched, partners, status, stats = _b_suitor(g, bvec, jnp.int32(max_iters), max_b=max_b,
                                                  batch=batch, lanes=lanes)
     weight, card = _weight(g, matched)
     if not is_traced(g.n):
         matched, partners = trim(matched, int(g.n_entries)), trim(partners, int(g.n))
-    return BMatchingResult(matched, partners, weight, card, status, stats)
+    stats = dict(stats, iterations=stats["rounds"])
+    return settle("b_suitor", BMatchingResult(matched, partners, weight, card, status, stats), throw)
 
 
 @partial(jax.jit, static_argnames=("max_b", "batch", "lanes"))

@@ -1,0 +1,76 @@
+"""How a solver stopped: :class:`Status`, and :class:`SolverError` for ``throw=True``.
+
+Every result type has ``status`` (an int32 array, so that it can leave
+``jit`` and ``vmap``), ``status_name`` (the status in words) and
+``stats["iterations"]``. Eagerly, every public solver raises
+:class:`SolverError` when it stops before converging, unless it is called
+with ``throw=False``; the error carries the result. Under ``jit`` or
+``vmap`` the status cannot be read while tracing, so there ``throw`` has no
+effect and the caller reads ``status`` (``jaxmatch.Status(int(s))``).
+
+>>> import jaxmatch
+>>> Status(1).message
+'stopped at max_iters before converging; raise max_iters, or pass throw=False to get the partial result'
+"""
+from __future__ import annotations
+
+import enum
+
+import jax
+
+
+class Status(enum.IntEnum):
+    """Why a solver stopped. 0 is success; every other value is a bound that stopped it first."""
+    CONVERGED = 0
+    MAX_ITERS = 1          # the iteration (round, phase, proposal step) bound
+    MAX_BFS_LEVELS = 2     # a BFS ran out of levels with a frontier left (graft)
+    MAX_LEVELS = 3         # Louvain: the level bound while a level still improved
+    EXCESS_LEFT = 4        # max flow: the value and the cut are maximum, the excess not all returned
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+    @property
+    def message(self) -> str:
+        return _MESSAGES[self]
+
+
+_LABELS = {
+    Status.CONVERGED: "converged",
+    Status.MAX_ITERS: "hit max_iters",
+    Status.MAX_BFS_LEVELS: "hit the BFS level bound",
+    Status.MAX_LEVELS: "hit max_levels",
+    Status.EXCESS_LEFT: "excess not returned",
+}
+_PARTIAL = "pass throw=False to get the partial result"
+_MESSAGES = {
+    Status.CONVERGED: "converged",
+    Status.MAX_ITERS: f"stopped at max_iters before converging; raise max_iters, or {_PARTIAL}",
+    Status.MAX_BFS_LEVELS: f"a BFS stopped at its level bound with a frontier left; {_PARTIAL}",
+    Status.MAX_LEVELS: f"stopped at max_levels while a level still improved; raise max_levels, or {_PARTIAL}",
+    Status.EXCESS_LEFT: ("the flow value and the cut are maximum, but max_iters stopped the return of the "
+                         f"excess to the sources (the flow is a preflow); raise max_iters, or {_PARTIAL}"),
+}
+
+
+class SolverError(RuntimeError):
+    """A solver stopped before converging (``throw=True``). ``result`` holds what it computed."""
+
+    def __init__(self, solver: str, result):
+        self.result = result
+        self.status = Status(int(result.status))
+        super().__init__(f"{solver}: {self.status.message}")
+
+
+def with_status_name(cls):
+    """Class decorator: give a result NamedTuple a ``status_name`` property (its status in words)."""
+    cls.status_name = property(lambda self: Status(int(self.status)).label, doc="The status in words.")
+    return cls
+
+
+def settle(solver: str, result, throw: bool):
+    """``result``, or :class:`SolverError` when ``throw`` and the (concrete) status is not CONVERGED."""
+    if throw and not isinstance(result.status, jax.core.Tracer) and int(result.status) != Status.CONVERGED:
+        raise SolverError(solver, result)
+    return result
