@@ -244,8 +244,9 @@ def test_bfs_kernel_default():
     assert seen == [None]
 
 
-def test_max_flow_with_bfs_kernel_under_vmap():
-    """The kernel asked for explicitly under vmap (Pallas batches it): each network's own value."""
+def test_bfs_kernel_is_refused_under_vmap():
+    """The persistent kernel asked for explicitly under vmap: a clear error (a batched launch could
+    not keep all its programs resident for the grid barrier); the default runs the XLA levels."""
     import jaxmatch
     from experiments.generators import genrmf
     from jaxmatch.flow import FlowNetwork, max_flow
@@ -254,6 +255,67 @@ def test_max_flow_with_bfs_kernel_under_vmap():
         tail, head, cap, s, t, n = genrmf(3, 3, seed=seed)
         nets.append(FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=32, arc_capacity=128))
         values.append(int(max_flow(nets[-1], s, t, kernel=False).flow_value))
-    cfg = bfs_level.Config(block=4, width=2, programs=2)
-    out = jax.vmap(lambda net: max_flow(net, 0, 26, kernel=cfg))(jaxmatch.stack(nets))
+    batch = jaxmatch.stack(nets)
+    with pytest.raises(jaxmatch.GraphInputError, match="does not run under jax.vmap"):
+        jax.vmap(lambda net: max_flow(net, 0, 26, kernel=bfs_level.Config(block=4, width=2)))(batch)
+    out = jax.vmap(lambda net: max_flow(net, 0, 26))(batch)
     assert out.flow_value.tolist() == values and np.all(np.asarray(out.status) == 0)
+
+
+# ---------------------------------------------------------------------------
+# G-PR's global relabel in the persistent kernel (bfs_level.alternating_bfs)
+
+def _random_matching(rng, r, c, n_rows, n_cols):
+    """A valid (not maximum) matching of the edges (r, c): row_mate, col_mate."""
+    row_mate, col_mate = np.full(n_rows, -1, np.int32), np.full(n_cols, -1, np.int32)
+    for i in rng.permutation(r.size):
+        if rng.random() < 0.6 and row_mate[r[i]] < 0 and col_mate[c[i]] < 0:
+            row_mate[r[i]], col_mate[c[i]] = c[i], r[i]
+    return row_mate, col_mate
+
+
+@pytest.mark.parametrize("cfg", [bfs_level.Config(block=4, width=2, levels=3), bfs_level.Config(block=8, width=4)])
+def test_alternating_bfs_equals_global_relabel(cfg):
+    """Random bipartite graphs and matchings (some stale column mates): the kernel's labels and level
+    count equal the level-synchronous global relabel's, across launches of a few levels each."""
+    from jaxmatch import BipartiteGraph
+    from jaxmatch.bipartite import push_relabel as pr
+    rng = np.random.default_rng(cfg.block)
+    relabel = jax.jit(pr.global_relabel, static_argnames=("kernel", "interpret"))
+    for _ in range(8):
+        nr, nc = (int(x) for x in rng.integers(1, 40, 2))
+        m = int(rng.integers(0, 120))
+        r, c = rng.integers(0, nr, m), rng.integers(0, nc, m)
+        g = BipartiteGraph.from_edges(r, c, nr, nc, row_capacity=64, col_capacity=64, edge_capacity=128)
+        row_mate, col_mate = _random_matching(rng, r, c, 64, 64)
+        stale = rng.random(64) < 0.1                     # col_mate entries row_mate does not confirm
+        col_mate = np.where(stale & (col_mate < 0), rng.integers(0, max(nr, 1), 64), col_mate).astype(np.int32)
+        inf = jax.numpy.int32(nr + nc)
+        want = relabel(g, row_mate, col_mate, inf)
+        got = relabel(g, row_mate, col_mate, inf, kernel=cfg, interpret=True)
+        for a, b in zip(want, got):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_maximum_matching_with_bfs_kernel():
+    """G-PR (and auto's G-PR) with its global relabels in the kernel: the same matching and counters
+    as without, certified maximum."""
+    from jaxmatch import BipartiteGraph, certify, maximum_matching, stack
+    rng = np.random.default_rng(2)
+    side = 12
+    ids = np.arange(side * side).reshape(side, side)      # a grid: many BFS levels
+    u = np.r_[ids[:, :-1].ravel(), ids[:-1, :].ravel()]
+    v = np.r_[ids[:, 1:].ravel(), ids[1:, :].ravel()]
+    cases = [(np.r_[u, v], np.r_[v, u], side * side, side * side),
+             (rng.integers(0, 50, 200), rng.integers(0, 40, 200), 50, 40)]
+    for r, c, nr, nc in cases:
+        g = BipartiteGraph.from_edges(r, c, nr, nc)
+        for method in ("pr", "auto"):
+            a = maximum_matching(g, method=method, init=None, kernel=False, auto_levels=0.2)
+            b = maximum_matching(g, method=method, init=None, kernel=bfs_level.Config(block=8, width=4, levels=5),
+                                 auto_levels=0.2)
+            np.testing.assert_array_equal(np.asarray(a.row_mate), np.asarray(b.row_mate))
+            assert {k: int(x) for k, x in a.stats.items()} == {k: int(x) for k, x in b.stats.items()}
+            certify.check_maximum_matching(g, b.row_mate, b.col_mate)
+    with pytest.raises(GraphInputError, match="does not run under jax.vmap"):
+        jax.vmap(lambda g: maximum_matching(g, kernel=True))(stack([g, g]))

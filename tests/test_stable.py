@@ -292,7 +292,7 @@ def test_second_level_filter_keeps_each_womans_best():
         prop = w < w_cap
         wb, rb = w.reshape(-1, block), r.reshape(-1, block)
         send1 = prop & ~gs._beaten(wb, rb).reshape(-1)
-        send2 = gs._second_level(send1, wb, rb, block, w_cap)
+        send2 = gs._second_level(send1, wb, rb, block, w_cap, gs.GROUP)
         assert not bool(jnp.any(send2 & ~send1))
         for x in range(n_women):
             mine = np.asarray(w) == x

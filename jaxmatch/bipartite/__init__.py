@@ -14,6 +14,7 @@ from jaxmatch.bipartite import augmenting as _ap
 from jaxmatch.bipartite import graft as _graft
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
+from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch.graph import (INT32_MAX, BipartiteGraph, GraphInputError, check_flag, check_not_batch, check_positive,
                             check_type, next_pow2)
 
@@ -99,7 +100,7 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
                      init_rounds: int | None = _init.DEFAULT_ROUNDS, lanes: int | None = _pr.DEFAULT_LANES,
                      bfs: str = "gpubfs_wr", graft: bool = True, direction_optimizing: bool = True,
                      alpha: float | None = _graft.DEFAULT_ALPHA, auto_levels: float | None = AUTO_LEVELS,
-                     throw: bool = True) -> MatchingResult:
+                     kernel=None, throw: bool = True) -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
     Methods: ``"pr"``, G-PR push-relabel (the lock-free GPU push-relabel paper),
@@ -137,7 +138,12 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
     + 1024``); ``lanes`` is the number of edges a push step scans at once.
     ``k``, ``init_rounds``, ``lanes``, ``alpha`` and ``auto_levels`` given as None take their
-    defaults (the values in the signature). ``throw``: eagerly, raise
+    defaults (the values in the signature). ``kernel``: G-PR's global
+    relabels (``"pr"``, and ``"auto"``'s G-PR) run in the persistent BFS
+    kernel of :mod:`jaxmatch.kernels.bfs_level` (many BFS levels per launch;
+    default: on the GPU, outside ``vmap``; elsewhere in Pallas's
+    interpreter; a :class:`jaxmatch.kernels.bfs_level.Config` sets its
+    knobs); the same answer and counters either way. ``throw``: eagerly, raise
     :class:`jaxmatch.SolverError` (holding the result) when a bound stops the
     solver first; under ``jit``/``vmap`` read ``status`` instead.
 
@@ -166,6 +172,7 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     _check_choice(bfs, _ap.BFS, "bfs")
     graft, direction_optimizing = check_flag(graft, "graft"), check_flag(direction_optimizing, "direction_optimizing")
     check_flag(throw, "throw")
+    kernel = _bfs_level.choose(kernel, g.by_row.indptr)
     check_positive(alpha, "alpha", float)
     check_positive(auto_levels, "auto_levels", float)
     if auto_levels is not None and not np.isfinite(auto_levels):
@@ -180,12 +187,12 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     alpha = _graft.DEFAULT_ALPHA if alpha is None else float(alpha)
     auto_levels = AUTO_LEVELS if auto_levels is None else float(auto_levels)
     res = _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,
-                    auto_levels)
+                    auto_levels, kernel)
     return settle("maximum_matching", res, throw)
 
 
 def _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,
-              auto_levels):
+              auto_levels, kernel):
     if method == "flow":
         return _by_flow(g, max_iters)
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
@@ -194,11 +201,11 @@ def _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, dir
     if method == "auto":
         out = _solve(g, row_mate, col_mate, method="graft", max_iters=max_iters, **graft_opts,
                      max_levels=_auto_levels(g, auto_levels))
-        pr = _push_relabel(g, out[0], out[1], max_iters, k, lanes, skip=out[2] == 0)
+        pr = _push_relabel(g, out[0], out[1], max_iters, k, lanes, kernel, skip=out[2] == 0)
         stats = dict(out[3], **{f"pr_{key}": v for key, v in pr[3].items()})
         return _finish(g, pr[0], pr[1], jnp.where(out[2] == 0, out[2], pr[2]), dict(stats, init_rounds=rounds))
     if method == "pr":
-        out = _push_relabel(g, row_mate, col_mate, max_iters, k, lanes)
+        out = _push_relabel(g, row_mate, col_mate, max_iters, k, lanes, kernel)
     else:  # options that do not apply are fixed, so they cause no recompilation
         opts = graft_opts if method == "graft" else dict(k=0.0, lanes=0, slots=None, bfs=bfs)
         out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, **opts)
@@ -211,13 +218,13 @@ def _auto_levels(g, per_root: float):
     return jnp.ceil(jnp.float32(per_root) * jnp.sqrt(n.astype(jnp.float32))).astype(jnp.int32)
 
 
-def _push_relabel(g, row_mate, col_mate, max_iters, k, lanes, skip=None):
+def _push_relabel(g, row_mate, col_mate, max_iters, k, lanes, kernel, skip=None):
     """G-PR from a matching; eagerly with an active list sized to its free columns. ``skip``
     (``method="auto"``: graft already finished): eagerly G-PR does not run (zero counters);
     under tracing it runs (its first global relabel finds no free column to work on)."""
     if max_iters is None:
         max_iters = 16 * (g.row_cap + g.col_cap) + 1024
-    opts = dict(method="pr", max_iters=max_iters, k=float(k), lanes=lanes, bfs=None)
+    opts = dict(method="pr", max_iters=max_iters, k=float(k), lanes=lanes, bfs=None, kernel=kernel)
     if skip is not None and not is_traced(skip) and not is_traced(g.n_cols) and bool(skip):
         zero = jnp.int32(0)
         return row_mate, col_mate, zero, dict(iterations=zero, global_relabels=zero, pushes=zero, bfs_levels=zero)
@@ -252,12 +259,13 @@ def _start(g, *, init, init_rounds):
 
 
 @partial(jax.jit, static_argnames=("method", "max_iters", "k", "lanes", "slots", "bfs", "graft",
-                                   "direction_optimizing", "alpha"))
+                                   "direction_optimizing", "alpha", "kernel"))
 def _solve(g, row_mate, col_mate, *, method, max_iters, k, lanes, slots, bfs,
-           graft=None, direction_optimizing=None, alpha=None, max_levels=None):
+           graft=None, direction_optimizing=None, alpha=None, max_levels=None, kernel=None):
     if method == "graft":
         return _graft.ms_bfs_graft(g, row_mate, col_mate, graft=graft, direction_optimizing=direction_optimizing,
                                    alpha=alpha, max_iters=max_iters, max_levels=max_levels)
     if method in _ap.METHODS:
         return _ap.augmenting_paths(g, row_mate, col_mate, method=method, bfs=bfs, max_iters=max_iters)
-    return _pr.push_relabel(g, row_mate, col_mate, max_iters=max_iters, k=k, lanes=lanes, slots=slots)
+    return _pr.push_relabel(g, row_mate, col_mate, max_iters=max_iters, k=k, lanes=lanes, slots=slots,
+                            kernel=kernel, interpret=kernel is not None and jax.default_backend() != "gpu")

@@ -50,6 +50,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, segment_argmin, take
+from jaxmatch.kernels.bfs_level import alternating_bfs
 
 DEFAULT_K = 0.7
 DEFAULT_LANES = 1 << 18
@@ -85,12 +86,20 @@ def consistent_col_mate(g, row_mate, col_mate):
     return jnp.where(ok, col_mate, -1)
 
 
-def global_relabel(g, row_mate, col_mate, inf):
-    """Exact labels by a BFS from the unmatched rows; returns (psi_r, psi_c, levels)."""
+def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False):
+    """Exact labels by a BFS from the unmatched rows; returns (psi_r, psi_c, levels).
+
+    With ``kernel`` (a :class:`jaxmatch.kernels.bfs_level.Config`) the BFS runs
+    in the persistent kernel (many levels per launch, work proportional to
+    the frontier); the same labels and level count either way."""
     row, col = g.by_col.indices, g.by_col.src
     real_row = jnp.arange(g.row_cap) < g.n_rows
     mate = consistent_col_mate(g, row_mate, col_mate)
     psi_r = jnp.where(real_row & (row_mate == -1), 0, inf).astype(jnp.int32)
+    if kernel is not None:
+        psi_r, psi_c, steps, _ = alternating_bfs(g.by_row.indptr, g.by_row.indices, mate, psi_r, g.n_rows,
+                                                 cfg=kernel, interpret=interpret)
+        return psi_r, jnp.where(psi_c == INT_MAX, inf, psi_c), 2 * steps
     psi_c = jnp.full(g.col_cap, inf, jnp.int32)
 
     def step(s: GRState) -> GRState:
@@ -111,8 +120,8 @@ def _is_active(g, s: PRState, v):
     return (v < g.col_cap) & ((mate == -1) | ((mate >= 0) & (take(s.row_mate, mate, -1) != v)))
 
 
-def _relabel_and_shrink(g, s: PRState, inf, k):
-    psi_r, psi_c, levels = global_relabel(g, s.row_mate, s.col_mate, inf)
+def _relabel_and_shrink(g, s: PRState, inf, k, kernel=None, interpret=False):
+    psi_r, psi_c, levels = global_relabel(g, s.row_mate, s.col_mate, inf, kernel, interpret)
     v = s.active
     live = _is_active(g, s, v)
     reach = take(psi_c, v, inf) < inf
@@ -175,7 +184,7 @@ def _any_active(g, s: PRState):
 
 
 def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_LANES, slots=None,
-                 substeps=SUBSTEPS):
+                 substeps=SUBSTEPS, kernel=None, interpret=False):
     """Run G-PR from a matching; returns (row_mate, col_mate, status, stats dict).
 
     ``slots`` (static) is the length of the active-column list: at least the
@@ -185,6 +194,8 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
     the outer loop runs a global relabel when one is due, then up to
     ``substeps`` push steps in an inner loop (``iterations`` counts push
     steps, so the schedule and the bound are those of one step per round).
+    ``kernel``: run the global relabels in the persistent BFS kernel of
+    :mod:`jaxmatch.kernels.bfs_level` (``interpret``: in Pallas's interpreter).
     """
     slots = g.col_cap if slots is None else int(slots)
     inf = (g.n_rows + g.n_cols).astype(jnp.int32)
@@ -201,7 +212,8 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
         return (s.n_live > 0) & (s.it < max_iters)
 
     def body(s: PRState) -> PRState:
-        s = lax.cond(s.it >= s.next_gr, lambda s: _relabel_and_shrink(g, s, inf, k), lambda s: s, s)
+        s = lax.cond(s.it >= s.next_gr, lambda s: _relabel_and_shrink(g, s, inf, k, kernel, interpret),
+                     lambda s: s, s)
         stop = jnp.minimum(s.next_gr, s.it + substeps)
         return lax.while_loop(lambda s: more(s) & (s.it < stop), lambda s: _push(g, s, lanes, inf), s)
 

@@ -202,17 +202,8 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
 
 
 def _kernel_config(kernel, net, backend: str | None = None):
-    """The BFS-level kernel's config: by default on the GPU (``backend``: JAX's default backend
-    unless given), outside vmap (see :func:`max_flow`)."""
-    if kernel is None:
-        # vmap's tracers by name: the class is not public API and has moved between JAX versions
-        backend = jax.default_backend() if backend is None else backend
-        kernel = backend == "gpu" and type(net.cap).__name__ != "BatchTracer"
-    if kernel is True:
-        kernel = _bfs_level.Config()
-    if kernel is not False and not isinstance(kernel, _bfs_level.Config):
-        raise GraphInputError(f"kernel must be None, a bool or a bfs_level.Config, got {kernel!r}")
-    return kernel or None
+    """The BFS kernel's config: by default on the GPU, outside vmap (see :func:`max_flow`)."""
+    return _bfs_level.choose(kernel, net.cap, backend)
 
 
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,

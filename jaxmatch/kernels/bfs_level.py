@@ -53,7 +53,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
-from jaxmatch._ops import INT_MAX, take
+from jaxmatch._ops import INT_MAX, compact, take
+from jaxmatch.graph import GraphInputError
 from jaxmatch.kernels._pallas import _atomic_min, _barrier, _f32, _i32, _load, _store
 
 
@@ -70,8 +71,8 @@ class Config(NamedTuple):
 
 # state words of the persistent kernel: three rotating next-frontier counters, three rotating
 # per-level found counters, the barrier's arrivals, then what the launch hands back
-_CNT, _FOUND, _ARRIVED, _COUNT, _SIDE, _TOTAL, _DONE, _STALLED = 0, 3, 6, 7, 8, 9, 10, 11
-_STATE = 12
+_CNT, _FOUND, _ARRIVED, _COUNT, _SIDE, _TOTAL, _DONE, _STALLED, _LAST = 0, 3, 6, 7, 8, 9, 10, 11, 12
+_STATE = 13
 
 
 def _atomic_add(ref, i, value, interpret):
@@ -101,10 +102,12 @@ def _flat(f, ref, idx, val, mask, interpret):
     return None if out is None else out.reshape(idx.shape)
 
 
-def _level(state, buf, dist, counted, indptr, heads, rev, rc, *, vc, side, count, level, slot,
-           program, grid, cfg, interpret):
+def _expand(state, buf, *, vc, side, count, slot, program, grid, cfg, arcs, visit, interpret):
     """Program ``program``'s share of one level: chunks program, program + grid, ... of the frontier
-    ``buf[side * vc:][:count]``; new vertices go to the other half, counted in ``state``'s slot ``slot``."""
+    ``buf[side * vc:][:count]``, their CSR rows ``arcs = (indptr, heads)`` walked ``cfg.width`` arcs
+    at a time. ``visit(y, x, k, valid) -> (new, push, found)`` claims heads; the ``push`` ids of the
+    ``new`` lanes enter the other half, counted in ``state``'s slot ``slot``, with ``found`` added up."""
+    indptr, heads = arcs
     block, width = cfg.block, cfg.width
     cols = jnp.arange(width, dtype=jnp.int32)[None, :]
     slots = jnp.arange(block, dtype=jnp.int32)
@@ -122,10 +125,7 @@ def _level(state, buf, dist, counted, indptr, heads, rev, rc, *, vc, side, count
             valid = q < deg[:, None]
             k = start[:, None] + q
             x = _load(heads, k, valid, 0).astype(jnp.int32)
-            back = _load(rc, _load(rev, k, valid, 0), valid, 0) > 0
-            cand = valid & back & (_i32(_load(dist, x, valid & back, 0.0, volatile=True)) == INT_MAX)
-            old = _flat(_atomic_min, dist, x, jnp.full((block, width), level, jnp.int32), cand, interpret)
-            new = cand & (old == INT_MAX)
+            new, push, found = visit(y[:, None], x, k, valid)
             ones = new.astype(jnp.int32)   # int32 sums throughout (jnp.sum widens under x64)
             n_row = jnp.sum(ones, axis=1, dtype=jnp.int32)
             n_new = jnp.sum(n_row, dtype=jnp.int32)
@@ -135,9 +135,13 @@ def _level(state, buf, dist, counted, indptr, heads, rev, rc, *, vc, side, count
                 first = _atomic_add(state, _CNT + slot, n_new, interpret)
                 before = jnp.cumsum(n_row, dtype=jnp.int32) - n_row
                 pos = base_out + first + before[:, None] + jnp.cumsum(ones, axis=1, dtype=jnp.int32) - 1
-                _flat(_store, buf, pos, x, new, interpret)
-                found = jnp.sum(jnp.where(new, _load(counted, x, new, 0), 0), dtype=jnp.int32)
-                _atomic_add(state, _FOUND + slot, found, interpret)
+                _flat(_store, buf, pos, push, new, interpret)
+
+            n_found = jnp.sum(found, dtype=jnp.int32)
+
+            @pl.when(n_found > 0)
+            def _():
+                _atomic_add(state, _FOUND + slot, n_found, interpret)
             return carry
 
         lax.fori_loop(0, (jnp.max(deg) + width - 1) // width, step, ())
@@ -147,20 +151,52 @@ def _level(state, buf, dist, counted, indptr, heads, rev, rc, *, vc, side, count
     lax.fori_loop(0, mine, lambda t, carry: (chunk(program + t * grid), carry)[1], ())
 
 
-def _kernel(meta_ref, indptr, heads, rev, rc, counted, buf_in, dist_in, state_in, buf, dist, state, *,
-            cfg: Config, grid: int, vc: int, interpret: bool):
-    """Persistent BFS: levels until the frontier is empty, ``want`` counted vertices are found, or
-    ``max_levels`` levels ran; a grid barrier (arrivals counted in one word) between levels."""
-    del buf_in, dist_in, state_in   # aliased: the output refs hold the same data
-    level0, count0, max_levels, want, side0 = (meta_ref[i] for i in range(5))
+def _residual_level(reads, dists, level, interpret):
+    """``visit`` of the flow's backward residual BFS: an arc (y, x) whose reverse (x, y) is residual
+    labels an unlabelled x at ``level``; x enters the frontier; counted x are found."""
+    (indptr, heads, rev, rc, counted), (dist,) = reads, dists
+
+    def visit(y, x, k, valid):
+        back = _load(rc, _load(rev, k, valid, 0), valid, 0) > 0
+        cand = valid & back & (_i32(_load(dist, x, valid & back, 0.0, volatile=True)) == INT_MAX)
+        old = _flat(_atomic_min, dist, x, jnp.full(x.shape, level, jnp.int32), cand, interpret)
+        new = cand & (old == INT_MAX)
+        return new, x, jnp.where(new, _load(counted, x, new, 0), 0)
+    return (indptr, heads), visit
+
+
+def _alternating_level(reads, dists, level, interpret):
+    """``visit`` of G-PR's global relabel (rows at even ``level``): an edge (y, x) labels an unlabelled
+    column x at ``level + 1``; x's mate row, if any, gets ``level + 2`` and enters the frontier
+    (each matched row is the mate of one column, so one writer); new columns are found."""
+    (indptr, heads, mate), (psi_r, psi_c) = reads, dists
+
+    def visit(y, x, k, valid):
+        cand = valid & (_i32(_load(psi_c, x, valid, 0.0, volatile=True)) == INT_MAX)
+        old = _flat(_atomic_min, psi_c, x, jnp.full(x.shape, level + 1, jnp.int32), cand, interpret)
+        col_new = cand & (old == INT_MAX)
+        r = _load(mate, x, col_new, -1)
+        new = col_new & (r >= 0)
+        _flat(_store, psi_r, r, jnp.full(x.shape, level + 2, jnp.int32), new, interpret)
+        return new, r, col_new.astype(jnp.int32)
+    return (indptr, heads), visit
+
+
+def _kernel(meta_ref, *refs, kind, n_reads: int, n_dists: int, cfg: Config, grid: int, vc: int, interpret: bool):
+    """Persistent BFS: levels until the frontier is empty, ``want`` vertices are found, or
+    ``max_levels`` levels ran; a grid barrier (arrivals counted in one word) between levels.
+    ``refs``: the read-only inputs, then (buf, *dists, state) in and out (aliased)."""
+    reads = refs[:n_reads]
+    buf, *dists, state = refs[n_reads + n_dists + 2:]
+    level0, count0, max_levels, want, side0, step = (meta_ref[i] for i in range(6))
     program = pl.program_id(0)
 
     def go(c):
-        count, found, done, side, stalled = c
+        count, found, done, side, last, stalled = c
         return (count > 0) & (done < max_levels) & (found < want)
 
     def body(c):
-        count, found, done, side, stalled = c
+        count, found, done, side, last, stalled = c
         slot, ahead = done % 3, (done + 1) % 3
 
         @pl.when(program == 0)
@@ -168,31 +204,54 @@ def _kernel(meta_ref, indptr, heads, rev, rc, counted, buf_in, dist_in, state_in
             _put(state, _CNT + ahead, 0, interpret)
             _put(state, _FOUND + ahead, 0, interpret)
 
-        _level(state, buf, dist, counted, indptr, heads, rev, rc, vc=vc, side=side, count=count, level=level0 + done, slot=slot, program=program, grid=grid,
-               cfg=cfg, interpret=interpret)
+        arcs, visit = kind(reads, dists, level0 + step * done, interpret)
+        _expand(state, buf, vc=vc, side=side, count=count, slot=slot, program=program, grid=grid, cfg=cfg,
+                arcs=arcs, visit=visit, interpret=interpret)
         # grid barrier: every program's writes of this level before anyone reads its counts
         _barrier(interpret)
         target = (done + 1) * grid
         seen = _atomic_add(state, _ARRIVED, 1, interpret) + 1
-        seen, polls = lax.while_loop(lambda v: (v[0] < target) & (v[1] < cfg.spin),
-                                     lambda v: (_atomic_add(state, _ARRIVED, 0, interpret), v[1] + 1),
-                                     (seen, jnp.int32(0)))
+        seen, _ = lax.while_loop(lambda v: (v[0] < target) & (v[1] < cfg.spin),
+                                 lambda v: (_atomic_add(state, _ARRIVED, 0, interpret), v[1] + 1),
+                                 (seen, jnp.int32(0)))
         _barrier(interpret)
         nxt = _atomic_add(state, _CNT + slot, 0, interpret)
         got = _atomic_add(state, _FOUND + slot, 0, interpret)
-        return nxt, found + got, done + 1, 1 - side, stalled | (seen < target)
+        return nxt, found + got, done + 1, 1 - side, got, stalled | (seen < target)
 
-    count, found, done, side, stalled = lax.while_loop(
-        go, body, (count0, jnp.int32(0), jnp.int32(0), side0, jnp.bool_(False)))
+    zero = jnp.int32(0)
+    count, found, done, side, last, stalled = lax.while_loop(
+        go, body, (count0, zero, zero, side0, zero, jnp.bool_(False)))
 
     @pl.when(program == 0)
     def _():
-        for i, v in ((_COUNT, count), (_SIDE, side), (_TOTAL, found), (_DONE, done)):
+        for i, v in ((_COUNT, count), (_SIDE, side), (_TOTAL, found), (_DONE, done), (_LAST, last)):
             _put(state, i, v, interpret)
 
     @pl.when(stalled)
     def _():
         _put(state, _STALLED, 1, interpret)
+
+
+def choose(kernel, x, backend: str | None = None):
+    """The ``kernel=`` option of a solver as a :class:`Config` or None: None means on the GPU
+    (``backend``: JAX's default backend unless given) and outside ``vmap`` (``x``: an array of the
+    graph, a batch tracer under vmap); True the default knobs; False off. The kernel is refused
+    under ``vmap``: a batched launch would hold more programs than the GPU runs at once, and the
+    grid barrier needs them all resident."""
+    # vmap's tracers by name: the class is not public API and has moved between JAX versions
+    batched = type(x).__name__ == "BatchTracer"
+    if kernel is None:
+        backend = jax.default_backend() if backend is None else backend
+        kernel = backend == "gpu" and not batched
+    if kernel is True:
+        kernel = Config()
+    if kernel is not False and not isinstance(kernel, Config):
+        raise GraphInputError(f"kernel must be None, a bool or a bfs_level.Config, got {kernel!r}")
+    if kernel and batched:
+        raise GraphInputError("kernel= does not run under jax.vmap (the persistent kernel's grid barrier "
+                              "needs all its programs resident); leave kernel=None there")
+    return kernel or None
 
 
 def _resident(cfg: Config, vc: int, interpret: bool) -> int:
@@ -202,6 +261,30 @@ def _resident(cfg: Config, vc: int, interpret: bool) -> int:
         return 1
     sms = getattr(jax.devices()[0], "core_count", None) or 1
     return max(1, min(cfg.programs, sms, -(-vc // cfg.block)))
+
+
+def _launch(kind, reads, buf, dists, *, count, level, step, side, want, max_levels, cfg, interpret):
+    """One launch of the persistent kernel; returns (buf, dists, the state words)."""
+    vc = buf.shape[0] // 2
+    grid = _resident(cfg, vc, interpret)
+    max_levels = cfg.levels if max_levels is None else max_levels
+    meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (level, count, max_levels, want, side, step)])
+    alias = [buf, *dists, jnp.zeros(_STATE, jnp.int32)]
+    ins = [meta, *reads, *alias]
+    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
+    first = 1 + len(reads)
+    out = pl.pallas_call(
+        partial(_kernel, kind=kind, n_reads=len(reads), n_dists=len(dists), cfg=cfg, grid=grid, vc=vc,
+                interpret=interpret),
+        grid=(grid,),
+        in_specs=[whole(x) for x in ins],
+        out_specs=[whole(x) for x in alias],
+        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in alias],
+        input_output_aliases={first + i: i for i in range(len(alias))},
+        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
+        interpret=interpret,
+    )(*ins)
+    return out[0], out[1:-1], out[-1]
 
 
 def bfs_levels(buf, count, level, dist, indptr, heads, rev, rc, counted, *, side=0, want=INT_MAX, max_levels=None,
@@ -221,24 +304,44 @@ def bfs_levels(buf, count, level, dist, indptr, heads, rev, rc, counted, *, side
     ``stalled`` True if a program gave up waiting at a grid barrier (never
     expected: the grid holds one program per SM).
     """
-    vc = dist.shape[0]
-    grid = _resident(cfg, vc, interpret)
-    max_levels = cfg.levels if max_levels is None else max_levels
-    meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (level, count, max_levels, want, side)])
-    ins = [meta, indptr, heads, rev, rc, counted.astype(jnp.int32), buf, _f32(dist), jnp.zeros(_STATE, jnp.int32)]
-    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
-    kernel = pl.pallas_call(
-        partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret),
-        grid=(grid,),
-        in_specs=[whole(x) for x in ins],
-        out_specs=[whole(x) for x in ins[-3:]],
-        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in ins[-3:]],
-        input_output_aliases={6: 0, 7: 1, 8: 2},
-        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
-        interpret=interpret,
-    )
-    buf, d, st = kernel(*ins)
+    reads = (indptr, heads, rev, rc, counted.astype(jnp.int32))
+    buf, (d,), st = _launch(_residual_level, reads, buf, [_f32(dist)], count=count, level=level, step=1, side=side,
+                            want=want, max_levels=max_levels, cfg=cfg, interpret=interpret)
     return _i32(d), buf, st[_SIDE], st[_COUNT], st[_TOTAL], st[_DONE], st[_STALLED] > 0
+
+
+def alternating_bfs(indptr, heads, mate, psi_r, n_rows, *, cfg: Config = Config(), interpret: bool = False):
+    """G-PR's global relabel (:func:`jaxmatch.bipartite.push_relabel.global_relabel`) in the
+    persistent kernel: from the rows with ``psi_r == 0`` (the unmatched ones), rows at level 2i
+    label their unlabelled columns 2i + 1 and those columns' mates 2i + 2.
+
+    ``indptr``, ``heads``: the row-major CSR (row -> columns); ``mate`` [col_cap]
+    the row matched to each column or -1 (consistent with the rows' mates);
+    ``psi_r`` [row_cap] int32: 0 at the roots, anything else elsewhere (only
+    the rows reached are written). Returns ``(psi_r, psi_c, steps, stalled)``:
+    ``psi_c`` is ``INT_MAX`` where no column was reached, ``psi_r`` keeps its
+    input where no row was; ``steps`` the steps the level-synchronous
+    version takes (the BFS levels, plus its last step that finds nothing).
+    """
+    row_cap = psi_r.shape[0]
+    ids = jnp.arange(row_cap, dtype=jnp.int32)
+    roots = (ids < n_rows) & (psi_r == 0)
+    frontier, count = compact(roots, ids, row_cap)
+    buf = jnp.concatenate([frontier, jnp.full(row_cap, row_cap, jnp.int32)])
+    psi_c = _f32(jnp.full(mate.shape[0], INT_MAX, jnp.int32))
+
+    def launch(c):
+        buf, psi_r, psi_c, count, side, done, last, stalled = c
+        buf, (psi_r, psi_c), st = _launch(_alternating_level, (indptr, heads, mate), buf, [psi_r, psi_c],
+                                          count=count, level=2 * done, step=2, side=side, want=INT_MAX,
+                                          max_levels=None, cfg=cfg, interpret=interpret)
+        return (buf, psi_r, psi_c, st[_COUNT], st[_SIDE], done + st[_DONE], st[_LAST],
+                stalled | (st[_STALLED] > 0))
+
+    zero = jnp.int32(0)
+    _, psi_r, psi_c, _, _, done, last, stalled = lax.while_loop(
+        lambda c: c[3] > 0, launch, (buf, psi_r, psi_c, count, zero, zero, zero, jnp.bool_(False)))
+    return psi_r, _i32(psi_c), jnp.maximum(done + (last > 0), 1), stalled
 
 
 def bfs_level(frontier, count, level, dist, indptr, heads, rev, rc, counted, out=None, *, cfg: Config = Config(),
