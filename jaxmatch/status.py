@@ -26,6 +26,7 @@ class Status(enum.IntEnum):
     MAX_BFS_LEVELS = 2     # a BFS ran out of levels with a frontier left (graft)
     MAX_LEVELS = 3         # Louvain: the level bound while a level still improved
     EXCESS_LEFT = 4        # max flow: the value and the cut are maximum, the excess not all returned
+    KERNEL_STALLED = 5     # a persistent kernel's grid barrier timed out (never seen; results unreliable)
 
     @property
     def label(self) -> str:
@@ -42,6 +43,7 @@ _LABELS = {
     Status.MAX_BFS_LEVELS: "hit the BFS level bound",
     Status.MAX_LEVELS: "hit max_levels",
     Status.EXCESS_LEFT: "excess not returned",
+    Status.KERNEL_STALLED: "kernel stalled",
 }
 _PARTIAL = "pass throw=False to get the partial result"
 _MESSAGES = {
@@ -51,6 +53,9 @@ _MESSAGES = {
     Status.MAX_LEVELS: f"stopped at max_levels while a level still improved; raise max_levels, or {_PARTIAL}",
     Status.EXCESS_LEFT: ("the flow value and the cut are maximum, but max_iters stopped the return of the "
                          f"excess to the sources (the flow is a preflow); raise max_iters, or {_PARTIAL}"),
+    Status.KERNEL_STALLED: ("a program of a persistent Pallas kernel gave up waiting at its grid barrier, so the "
+                            "result is not reliable; run with kernel=False and report it; or "
+                            f"{_PARTIAL}"),
 }
 
 

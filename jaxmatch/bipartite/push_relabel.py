@@ -49,8 +49,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, segment_argmin, take
+from jaxmatch._ops import INT_MAX, compact, expand, mask_ids, segment_argmin, take
 from jaxmatch.kernels.bfs_level import alternating_bfs
+from jaxmatch.status import Status
 
 DEFAULT_K = 0.7
 DEFAULT_LANES = 1 << 18
@@ -71,6 +72,7 @@ class PRState(NamedTuple):
     n_gr: jax.Array
     pushes: jax.Array
     levels: jax.Array        # BFS levels run by all global relabels
+    stalled: jax.Array       # a launch of the BFS kernel reported a stalled grid barrier
 
 
 class GRState(NamedTuple):
@@ -87,7 +89,7 @@ def consistent_col_mate(g, row_mate, col_mate):
 
 
 def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False):
-    """Exact labels by a BFS from the unmatched rows; returns (psi_r, psi_c, levels).
+    """Exact labels by a BFS from the unmatched rows; returns (psi_r, psi_c, levels, stalled).
 
     With ``kernel`` (a :class:`jaxmatch.kernels.bfs_level.Config`) the BFS runs
     in the persistent kernel (many levels per launch, work proportional to
@@ -97,9 +99,9 @@ def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False):
     mate = consistent_col_mate(g, row_mate, col_mate)
     psi_r = jnp.where(real_row & (row_mate == -1), 0, inf).astype(jnp.int32)
     if kernel is not None:
-        psi_r, psi_c, steps, _ = alternating_bfs(g.by_row.indptr, g.by_row.indices, mate, psi_r, g.n_rows,
-                                                 cfg=kernel, interpret=interpret)
-        return psi_r, jnp.where(psi_c == INT_MAX, inf, psi_c), 2 * steps
+        psi_r, psi_c, steps, stalled = alternating_bfs(g.by_row.indptr, g.by_row.indices, mate, psi_r, g.n_rows,
+                                                       cfg=kernel, interpret=interpret)
+        return psi_r, jnp.where(psi_c == INT_MAX, inf, psi_c), 2 * steps, stalled
     psi_c = jnp.full(g.col_cap, inf, jnp.int32)
 
     def step(s: GRState) -> GRState:
@@ -111,7 +113,7 @@ def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False):
 
     s = lax.while_loop(lambda s: s.added & (s.level < inf),
                        step, GRState(psi_r, psi_c, jnp.int32(0), jnp.bool_(True)))
-    return s.psi_r, s.psi_c, s.level
+    return s.psi_r, s.psi_c, s.level, jnp.bool_(False)
 
 
 def _is_active(g, s: PRState, v):
@@ -121,7 +123,7 @@ def _is_active(g, s: PRState, v):
 
 
 def _relabel_and_shrink(g, s: PRState, inf, k, kernel=None, interpret=False):
-    psi_r, psi_c, levels = global_relabel(g, s.row_mate, s.col_mate, inf, kernel, interpret)
+    psi_r, psi_c, levels, stalled = global_relabel(g, s.row_mate, s.col_mate, inf, kernel, interpret)
     v = s.active
     live = _is_active(g, s, v)
     reach = take(psi_c, v, inf) < inf
@@ -129,7 +131,8 @@ def _relabel_and_shrink(g, s: PRState, inf, k, kernel=None, interpret=False):
     active, n = compact(live & reach, v, g.col_cap)
     gap = jnp.maximum(1, jnp.ceil(k * levels).astype(jnp.int32))
     return s._replace(psi_r=psi_r, psi_c=psi_c, col_mate=col_mate, active=active, n_slots=n, n_live=n,
-                      next_gr=s.it + gap, n_gr=s.n_gr + 1, levels=s.levels + levels // 2)
+                      next_gr=s.it + gap, n_gr=s.n_gr + 1, levels=s.levels + levels // 2,
+                      stalled=s.stalled | stalled)
 
 
 def _min_rows(g, s: PRState, lanes: int, inf):
@@ -206,7 +209,7 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
     active = active[:slots]
     zero = jnp.int32(0)
     s = PRState(row_mate, col_mate, jnp.zeros(g.row_cap, jnp.int32), jnp.ones(g.col_cap, jnp.int32),
-                active, jnp.full(g.row_cap, INT_MAX, jnp.int32), n, n, zero, zero, zero, zero, zero)
+                active, jnp.full(g.row_cap, INT_MAX, jnp.int32), n, n, zero, zero, zero, zero, zero, jnp.bool_(False))
 
     def more(s: PRState):
         return (s.n_live > 0) & (s.it < max_iters)
@@ -218,7 +221,8 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
         return lax.while_loop(lambda s: more(s) & (s.it < stop), lambda s: _push(g, s, lanes, inf), s)
 
     s = lax.while_loop(more, body, s)
-    status = jnp.where(_any_active(g, s), MAX_ITERS, CONVERGED).astype(jnp.int32)
+    status = jnp.where(s.stalled, Status.KERNEL_STALLED,
+                       jnp.where(_any_active(g, s), Status.MAX_ITERS, Status.CONVERGED)).astype(jnp.int32)
     col_mate = consistent_col_mate(g, s.row_mate, s.col_mate)
     stats = dict(iterations=s.it, global_relabels=s.n_gr, pushes=s.pushes, bfs_levels=s.levels)
     return s.row_mate, col_mate, status, stats

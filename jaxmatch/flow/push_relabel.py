@@ -189,6 +189,7 @@ class PRState(NamedTuple):
     relabels: jax.Array
     levels: jax.Array    # BFS levels run by all global relabels
     rung_steps: jax.Array  # [rungs] push-relabel steps run in each rung of the ladder
+    stalled: jax.Array   # a launch of the BFS kernel reported a stalled grid barrier
 
 
 class BFSState(NamedTuple):
@@ -424,7 +425,7 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
     the stored reverse index only), the further levels run in that
     persistent kernel (many levels per launch, a grid barrier between them), with ``interpret`` in Pallas's interpreter. Returns (dist
     [vertex_cap]: INT_MAX where not labelled, -1 where blocked; the lowest unexpanded level, or -1 when the frontier ran
-    empty; the number of BFS levels; the owner scratch).
+    empty; the number of BFS levels; the owner scratch; whether a kernel launch stalled).
     """
     vc = net.vertex_cap
     ids = jnp.arange(vc, dtype=jnp.int32)
@@ -453,26 +454,26 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
         wanted = counted.astype(jnp.int32)
 
         def launch(c):
-            b, buf, side = c
-            dist, buf, side, count, found, done, _ = bfs_levels(
+            b, buf, side, stalled = c
+            dist, buf, side, count, found, done, halt = bfs_levels(
                 buf, b.count, b.levels + 1, b.dist, net.res.indptr, net.res.indices, net.res_rev, rc, wanted,
                 side=side, want=want - b.found if early else INT_MAX, cfg=kernel, interpret=interpret)
             return (b._replace(dist=dist, frontier=lax.dynamic_slice(buf, (side * vc,), (vc,)), count=count,
-                               found=b.found + found, levels=b.levels + done), buf, side)
+                               found=b.found + found, levels=b.levels + done), buf, side, stalled | halt)
 
         buf = jnp.concatenate([b.frontier, jnp.full(vc, vc, jnp.int32)])
-        b, _, _ = lax.while_loop(lambda c: going(c[0]), launch, (b, buf, jnp.int32(0)))
+        b, _, _, stalled = lax.while_loop(lambda c: going(c[0]), launch, (b, buf, jnp.int32(0), jnp.bool_(False)))
     else:
-        b = lax.while_loop(going, body, b)
+        b, stalled = lax.while_loop(going, body, b), jnp.bool_(False)
     lowest = jnp.where(b.count > 0, take(b.dist, b.frontier[0], INT_MAX), -1)
-    return b.dist, lowest, b.levels, b.owner
+    return b.dist, lowest, b.levels, b.owner, stalled
 
 
 def global_relabel(net, s: PRState, targets, fixed, terminal, n, k: float, rungs, *, search, unroll, early,
                    kernel=None, interpret=False):
     """Heights from a BFS to the targets (see the module docstring), and a rebuilt AVQ."""
     counted = (s.excess > 0) & (s.height < n) & ~terminal
-    dist, lowest, levels, owner = residual_bfs(net, s.rc, targets, fixed, counted, rungs, search=search,
+    dist, lowest, levels, owner, stalled = residual_bfs(net, s.rc, targets, fixed, counted, rungs, search=search,
                                                unroll=unroll, early=early, owner=s.owner, kernel=kernel,
                                                interpret=interpret)
     floor = jnp.where(lowest < 0, n, jnp.minimum(lowest + 1, n))
@@ -486,7 +487,8 @@ def global_relabel(net, s: PRState, targets, fixed, terminal, n, k: float, rungs
     deg = jnp.where(active, deg, 0)
     return s._replace(height=height, queue=queue, count=count, arcs=jnp.sum(deg, dtype=jnp.int32), longest=jnp.max(deg),
                       owner=owner, work=jnp.float32(0),
-                      budget=jnp.float32(k) * cost, n_gr=s.n_gr + 1, levels=s.levels + levels)
+                      budget=jnp.float32(k) * cost, n_gr=s.n_gr + 1, levels=s.levels + levels,
+                      stalled=s.stalled | stalled)
 
 
 # --------------------------------------------------------------------------
@@ -575,7 +577,7 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
     zero = jnp.int32(0)
     s = PRState(rc, excess, jnp.where(fixed, n, 0).astype(jnp.int32), jnp.full(vc, vc, jnp.int32), zero, zero,
                 zero, jnp.full(vc, INT_MAX, jnp.int32), zero, jnp.float32(0), jnp.float32(0), zero, zero, zero, zero,
-                jnp.zeros(len(rungs), jnp.int32))
+                jnp.zeros(len(rungs), jnp.int32), jnp.bool_(False))
     relabel = partial(global_relabel, net, targets=targets, fixed=fixed, terminal=terminal, n=n, k=k, rungs=rungs,
                       search=search, unroll=unroll, early=early, kernel=kernel, interpret=interpret)
     steps = [lambda s: s] + [partial(push_relabel_step, net, terminal, n, rung=r, search=search) for r in rungs]
@@ -663,6 +665,7 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
         # the first bound hit decides: phase one's (the flow may not be maximum), else phase two's
         code = jnp.where(first, Status.MAX_ITERS, Status.EXCESS_LEFT)
         left = jnp.where((left == Status.CONVERGED) & unfinished, code, left)
+        left = jnp.where(p.stalled, Status.KERNEL_STALLED, left)
         counts = counts.at[i].set(jnp.stack([p.it, p.pushes, p.relabels, p.n_gr, p.levels]))
         return ((p.rc, p.excess, side, value, left, counts, per_rung + p.rung_steps),
                 stranded_total + jnp.where(first, stranded, 0))

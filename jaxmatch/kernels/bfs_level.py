@@ -1,34 +1,64 @@
-"""One level of the global relabel's backward BFS as one Pallas kernel.
+"""Level-synchronous BFS in one persistent Pallas kernel: many levels per launch.
 
-The global relabel of :mod:`jaxmatch.flow.push_relabel` is a level-synchronous
-BFS from the sinks over residual arcs, backwards. On the DIMACS families
-and road graphs most of the solver's loop steps are BFS levels (63-67% of
-them on the H100: 485,000 of genrmf21's 738,000 steps), each a handful of
-XLA kernels for a frontier of a few thousand vertices, so the fixed cost of
-a step, not the work, sets their time. This kernel does a level in one
-launch:
+Two BFS run here: the backward residual BFS of the max-flow solver's global
+relabel (:mod:`jaxmatch.flow.push_relabel`, :func:`bfs_levels`) and G-PR's
+alternating BFS from the unmatched rows (:mod:`jaxmatch.bipartite.push_relabel`,
+:func:`alternating_bfs`). On meshes, road networks and the DIMACS families
+such a BFS has thousands of levels with frontiers of a few thousand
+vertices, so as XLA loop steps its cost is the fixed cost of a step (tens
+of microseconds), not its work. One launch here runs up to
+:attr:`Config.levels` levels:
 
-1. every program takes chunks of :attr:`Config.block` frontier vertices
-   (chunk i, i + programs, ...; the first ``count`` entries of
-   ``frontier``) and walks their residual rows :attr:`Config.width` arcs at
-   a time, as many times as its longest row needs;
-2. an arc (y, x) of a frontier vertex y whose reverse (x, y) is residual,
-   with x not labelled, proposes x for ``level``: ``old =
-   atomic_min(dist[x], level)``, and the lane that finds ``old`` unlabelled
-   (``INT_MAX``) owns x, so each vertex enters the next frontier once;
-3. the owners reserve places in the next frontier with one atomic add on
-   its count per chunk and write themselves there, in an order that
-   depends on the timing of the programs; the vertices of interest among
-   them are added up by a second atomic.
+1. the grid holds at most one program per SM (all resident at once); in a
+   level every program takes chunks of :attr:`Config.block` frontier
+   vertices (chunk i, i + programs, ...) and walks their CSR rows
+   :attr:`Config.width` arcs at a time, as many times as its longest row
+   needs;
+2. an arc (y, x) that may label x (flow: its reverse (x, y) is residual;
+   G-PR: any edge from a row to a column) proposes x for the level:
+   ``old = atomic_min(dist[x], level)``, and the lane that finds ``old``
+   unlabelled (``INT_MAX``) owns x, so each vertex is labelled and enters
+   the next frontier once (G-PR: x is a column, and its mate row, written
+   by x's owner alone, enters the frontier two levels up);
+3. the owners reserve places in the next frontier (the other half of a
+   ping-pong buffer) with one atomic add on the level's counter per chunk;
+   the vertices of interest are added up by a second atomic;
+4. a grid barrier ends the level: every program arrives with an atomic add
+   on one word and polls it (atomically) until all have arrived; thread
+   barriers before the arrival and after the poll order each program's
+   writes against the others' reads. After it every program reads the
+   level's counters (atomics), so all take the same decision to go on.
+   Counters rotate over three slots: program 0 clears the slot of level
+   L + 1 during level L, which no program reads any more (all read it
+   before arriving at the barrier of level L - 1) and no program writes
+   yet (they do after the barrier of level L). The frontier half written in
+   a level is read with volatile loads in the next, past the L1 caches of
+   other SMs.
 
-``dist`` and the result are the same whatever the timing: the set of
-vertices at distance ``level`` is fixed, and so is each one's ``dist``.
-``dist`` holds non-negative int32 levels (``INT_MAX`` unlabelled, -1
-blocked) as float32 bit patterns, for the reason given in
-:func:`jaxmatch.kernels._pallas._atomic_min`.
+Why the result does not depend on the timing: the set of vertices at
+distance L is fixed by the levels before it, each vertex is claimed once
+by the atomic minimum, and a level starts only after every write of the
+previous one (the barrier), so ``dist`` (and G-PR's labels) equal those
+of the level-synchronous XLA version bit for bit; only the order inside a
+frontier half varies. A program that polls the barrier more than
+:attr:`Config.spin` times gives up and the launch reports ``stalled``
+(never seen: the grid never exceeds the SM count). Under ``jax.vmap`` the
+kernel is refused: a batched launch would hold more programs than can be
+resident.
 
-``_reference`` is the same level in pure JAX (the next frontier in vertex
-order). Cost: O(frontier + its arcs) per level, one launch.
+Lowering: Pallas's Triton backend, the one the installed JAX (0.10-0.11)
+supports for this pattern: it has scalar and tensor atomics, a thread
+barrier (``debug_barrier``) and dynamic loops; the Mosaic GPU backend is
+built around TMA and warpgroup pipelines over static tiles and has no
+gather or scatter atomics of this kind. ``dist`` holds non-negative int32
+levels (``INT_MAX`` unlabelled, -1 blocked) as float32 bit patterns, for
+the reason given in :func:`jaxmatch.kernels._pallas._atomic_min`. In
+interpret mode (the CPU tests) the grid is one program and the barrier a
+no-op.
+
+``_reference`` is one level in pure JAX (the next frontier in vertex
+order); :func:`bfs_level` is one level of the kernel. Cost: O(frontier +
+its arcs) per level and a barrier, one launch per ``Config.levels`` levels.
 
 >>> import jax.numpy as jnp
 >>> indptr = jnp.array([0, 1, 3, 4], jnp.int32)        # path 0 - 1 - 2, rows sorted by tail
