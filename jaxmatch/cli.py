@@ -35,6 +35,7 @@ import numpy as np
 
 from jaxmatch import _config, io
 from jaxmatch.graph import BipartiteGraph, FlowNetwork, Graph, GraphInputError
+from jaxmatch.status import SolverError
 
 
 def _stats(name: str, deg: np.ndarray) -> str:
@@ -679,6 +680,9 @@ def main(argv=None) -> int:
     except (GraphInputError, OSError) as e:
         print(f"jaxmatch: error: {e}", file=sys.stderr)
         return 2
+    except SolverError as e:   # a bound stopped the solver: say so, no traceback
+        print(f"jaxmatch: {e}", file=sys.stderr)
+        return 1
     finally:
         if saved is not None:   # an in-process caller gets its JAX settings back
             _config._set_cache(*saved)

@@ -123,6 +123,10 @@ def test_cli_cache_is_restored_for_in_process_callers(monkeypatch, tmp_path, cap
     assert main(["info", "karate"]) == 0
     assert (tmp_path / "jaxmatch").is_dir()          # main turned the cache on in the user's cache dir
     assert _config._cache_settings() == before       # and gave the caller its settings back
+    if before[0] is None:                            # and JAX stops writing there (reset_cache)
+        written = sorted((tmp_path / "jaxmatch").iterdir())
+        jax.block_until_ready(jax.jit(lambda x: x * 3 + 1)(jax.numpy.arange(7919.0)))
+        assert sorted((tmp_path / "jaxmatch").iterdir()) == written
 
 
 def test_no_cache_env(monkeypatch, capsys):
