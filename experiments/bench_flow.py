@@ -273,7 +273,7 @@ def main():
                     xla_flags=os.environ.get("XLA_FLAGS", ""), date=time.strftime("%Y-%m-%d"),
                     repeats=args.repeats, peer_limit_s=args.peer_limit, ortools_limit_s=args.ortools_limit,
                     capacity=caps, k=args.k if args.k is not None else pr.DEFAULT_K,
-                    unroll=1 if caps and caps["vertex_capacity"] <= pr.ONE_RUNG else pr.DEFAULT_UNROLL,
+                    unroll=pr.DEFAULT_UNROLL,
                     results=rows_out, elapsed_s=time.perf_counter() - t_start)
         (out_dir / "bench_flow.json").write_text(json.dumps(meta, indent=1))
 

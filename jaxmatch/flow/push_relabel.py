@@ -160,7 +160,8 @@ from jaxmatch.kernels.bfs_level import bfs_levels
 
 DEFAULT_K = 0.5
 DEFAULT_LANES = 1 << 18
-DEFAULT_UNROLL = 2
+DEFAULT_UNROLL = 1         # push steps per loop iteration: 2 compiled 1.3-1.6x slower and ran 9-29% slower
+                           # on the H100 once the BFS levels moved to the persistent kernel (RESULTS, session 10)
 STEP_LANES = 1 << 18     # arcs a step scans for the cost of its fixed overhead (the work rule's unit)
 ALPHA = 6                # the work rule's weight of a vertex against an arc
 SMALLEST_QUEUE = 256     # ladder of queue sizes: 256, 2048, 16384, ... up to the vertex capacity
@@ -628,8 +629,7 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     row; default all residual arcs). ``rungs``: the step sizes (default
     :func:`ladder`; the last must hold the whole capacity with at least the
     longest row of a non-terminal vertex as lanes). ``unroll``:
-    push-relabel steps per loop iteration (default: 1 up to ``ONE_RUNG``
-    vertices of capacity, else ``DEFAULT_UNROLL``). ``early``: global
+    push-relabel steps per loop iteration (default ``DEFAULT_UNROLL``). ``early``: global
     relabels stop when every active vertex is labelled. ``kernel``: a
     :class:`jaxmatch.kernels.bfs_level.Config` to run the global relabels'
     BFS levels in that kernel (``interpret``: in Pallas's interpreter).
@@ -639,7 +639,7 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     vc = net.vertex_cap
     width = 2 * net.arc_cap if width is None else int(width)
     if unroll is None:
-        unroll = 1 if vc <= ONE_RUNG else DEFAULT_UNROLL
+        unroll = DEFAULT_UNROLL
     rungs = ladder(vc, net.arc_cap, width) if rungs is None else tuple(Rung(*r) for r in rungs)
     n = net.n.astype(jnp.int32)
     real = jnp.arange(vc) < n
