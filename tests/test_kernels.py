@@ -319,3 +319,39 @@ def test_maximum_matching_with_bfs_kernel():
             certify.check_maximum_matching(g, b.row_mate, b.col_mate)
     with pytest.raises(GraphInputError, match="does not run under jax.vmap"):
         jax.vmap(lambda g: maximum_matching(g, kernel=True))(stack([g, g]))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 44), st.lists(st.tuples(st.integers(0, 43), st.integers(0, 43), st.integers(0, 2)),
+                                    min_size=1, max_size=250),
+       st.integers(0, 2**16), st.integers(1, 5))
+def test_bfs_levels_property(n, arcs, seed, max_levels):
+    """Any residual graph, roots and level budget: launches of at most ``max_levels`` levels, run
+    until the frontier is empty, label every vertex as the reference run level by level does."""
+    from jaxmatch.flow import FlowNetwork
+    tail = np.array([a[0] % n for a in arcs])
+    head = np.array([a[1] % n for a in arcs])
+    net = FlowNetwork.from_edges(tail, head, np.array([a[2] for a in arcs]), n, vertex_capacity=48,
+                                 arc_capacity=256)
+    rng = np.random.default_rng(seed)
+    rc = jax.numpy.asarray(rng.integers(0, 2, net.res_rev.shape[0]), jax.numpy.int32)
+    roots = rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)
+    dist = np.full(48, 2**31 - 1, np.int32)
+    dist[roots] = 0
+    graph = (net.res.indptr, net.res.indices, net.res_rev, rc, jax.numpy.ones(48, bool))
+    buf = np.full(96, 48, np.int32)
+    buf[:roots.size] = roots
+    d, buf, side, count, level = jax.numpy.asarray(dist), jax.numpy.asarray(buf), 0, roots.size, 1
+    while count > 0:
+        d, buf, side, count, _, done, stalled = bfs_level.bfs_levels(
+            buf, count, level, d, *graph, side=side, max_levels=max_levels, interpret=True)
+        assert 1 <= int(done) <= max_levels and not bool(stalled)
+        level, count = level + int(done), int(count)
+    first = np.full(48, 48, np.int32)
+    first[:roots.size] = roots
+    rd, rf, rcount, k = jax.numpy.asarray(dist), jax.numpy.asarray(first), roots.size, 1
+    while rcount > 0:
+        rd, rf, rcount, _ = bfs_level._reference(rf, rcount, k, rd, *graph)
+        rcount, k = int(rcount), k + 1
+    np.testing.assert_array_equal(np.asarray(d), np.asarray(rd))
+    assert level == k
