@@ -141,9 +141,10 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     defaults (the values in the signature). ``kernel``: G-PR's global
     relabels (``"pr"``, and ``"auto"``'s G-PR) run in the persistent BFS
     kernel of :mod:`jaxmatch.kernels.bfs_level` (many BFS levels per launch;
-    default: on the GPU, outside ``vmap``; elsewhere in Pallas's
-    interpreter; a :class:`jaxmatch.kernels.bfs_level.Config` sets its
-    knobs); the same answer and counters either way. ``throw``: eagerly, raise
+    default: on the GPU; off elsewhere, and refused under ``vmap``; asked
+    for on a CPU it runs in Pallas's interpreter, for tests; a
+    :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs); the same
+    answer and counters either way. ``throw``: eagerly, raise
     :class:`jaxmatch.SolverError` (holding the result) when a bound stops the
     solver first; under ``jit``/``vmap`` read ``status`` instead.
 

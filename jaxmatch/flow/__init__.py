@@ -37,9 +37,10 @@ class FlowResult(NamedTuple):
     lowest height that no vertex has when phase one ends (no residual arc
     leaves them; they hold every source and no sink). ``status``
     (:class:`jaxmatch.Status`) is CONVERGED, MAX_ITERS when phase one
-    stopped at ``max_iters`` (the flow may not be maximum), or EXCESS_LEFT
+    stopped at ``max_iters`` (the flow may not be maximum), EXCESS_LEFT
     when phase two did (value and cut are maximum, but the flow breaks
-    conservation where excess was left). ``stats``: iterations (push-relabel steps of phase one),
+    conservation where excess was left), or KERNEL_STALLED when the BFS
+    kernel's grid barrier timed out (never seen; the result is not reliable). ``stats``: iterations (push-relabel steps of phase one),
     return_iterations (phase two), pushes (arcs pushed on), relabels,
     global_relabels, bfs_levels (BFS steps of all global relabels),
     stranded_excess (the excess phase two returned to the sources: the
@@ -227,9 +228,10 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     the network's layout; ``k=None`` and ``lanes=None`` take the defaults
     (the values in the signature). ``kernel``: run the
     global relabels' BFS levels in the Pallas kernel of
-    :mod:`jaxmatch.kernels.bfs_level`, one launch per level (default: on
-    the GPU, outside ``vmap``; elsewhere it runs in Pallas's interpreter;
-    a :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs). The
+    :mod:`jaxmatch.kernels.bfs_level`, a persistent kernel that runs many
+    levels per launch (default: on the GPU; off elsewhere, and refused
+    under ``vmap``; asked for on a CPU it runs in Pallas's interpreter, for
+    tests; a :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs). The
     result is the same either way. ``throw``: eagerly, raise
     :class:`jaxmatch.SolverError` (holding the result) when ``max_iters``
     stops a phase; under ``jit``/``vmap`` read ``status`` instead.
