@@ -44,7 +44,8 @@ def main(argv=None):
     import jax
     import jax.numpy as jnp
 
-    from jaxmatch.flow import FlowNetwork, _kernel_config, _prepare, _solve_jit
+    from jaxmatch.flow import FlowNetwork, _prepare, _solve_jit
+    from jaxmatch.kernels import bfs_level
     rows = []
     for cls, scales in parse_sizes(a.sizes).items():
         for scale in scales:
@@ -53,7 +54,7 @@ def main(argv=None):
             src = jnp.asarray(np.resize(sources, 20), jnp.int32)
             snk = jnp.asarray(np.resize(sinks, 20), jnp.int32)
             net, src, snk, opts = _prepare(net, src, snk, None, "index", None, 0.5, 1 << 18)
-            opts.update(kernel=_kernel_config(None, net), interpret=False)
+            opts.update(kernel=bfs_level.choose(None, net.cap), interpret=False)
             run = lambda: jax.block_until_ready(_solve_jit(net, src, snk, **opts))  # noqa: E731
             t0 = time.perf_counter()
             run()

@@ -226,21 +226,18 @@ def test_max_flow_with_bfs_kernel():
 
 def test_bfs_kernel_default():
     """On the GPU the kernel is on by default, except under vmap (where max_flow keeps the XLA levels)."""
-    import dataclasses
-
-    import jaxmatch.flow as flow
     from jaxmatch.flow import FlowNetwork
-    net = FlowNetwork.from_edges([0, 1], [1, 2], [1, 1], 3)
-    assert flow._kernel_config(None, net, "cpu") is None
-    assert flow._kernel_config(None, net, "gpu") == bfs_level.Config()
-    assert flow._kernel_config(False, net, "gpu") is None
-    assert flow._kernel_config(None, net) == (bfs_level.Config() if jax.default_backend() == "gpu" else None)
+    cap = FlowNetwork.from_edges([0, 1], [1, 2], [1, 1], 3).cap
+    assert bfs_level.choose(None, cap, "cpu") is None
+    assert bfs_level.choose(None, cap, "gpu") == bfs_level.Config()
+    assert bfs_level.choose(False, cap, "gpu") is None
+    assert bfs_level.choose(None, cap) == (bfs_level.Config() if jax.default_backend() == "gpu" else None)
     seen = []
 
-    def inside(cap):
-        seen.append(flow._kernel_config(None, dataclasses.replace(net, cap=cap), "gpu"))
-        return cap
-    jax.vmap(inside)(jax.numpy.stack([net.cap, net.cap]))
+    def inside(c):
+        seen.append(bfs_level.choose(None, c, "gpu"))
+        return c
+    jax.vmap(inside)(jax.numpy.stack([cap, cap]))
     assert seen == [None]
 
 

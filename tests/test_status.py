@@ -4,26 +4,10 @@ import numpy as np
 import pytest
 
 import jaxmatch
-from jaxmatch import (BipartiteGraph, FlowNetwork, Graph, GraphInputError, SolverError, Status, b_suitor,
-                      initial_matching, locally_dominant, louvain, max_flow, maximum_matching, min_cut,
-                      stable_marriage, suitor)
+from jaxmatch import BipartiteGraph, FlowNetwork, GraphInputError, SolverError, Status, max_flow, maximum_matching, min_cut
+from tests import test_options
 
-BG = BipartiteGraph.from_edges([0, 1, 1, 2], [0, 0, 1, 1])
-NET = FlowNetwork.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [4, 1, 1, 5])
-G = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
-MEN, WOMEN = [[0, 1], [0, 1]], [[1, 0], [0, 1]]
-
-SOLVERS = {
-    "maximum_matching": lambda **kw: maximum_matching(BG, **kw),
-    "initial_matching": lambda **kw: initial_matching(BG, **kw),
-    "max_flow": lambda **kw: max_flow(NET, 0, 3, **kw),
-    "min_cut": lambda **kw: min_cut(NET, 0, 3, **kw),
-    "suitor": lambda **kw: suitor(G, **kw),
-    "locally_dominant": lambda **kw: locally_dominant(G, **kw),
-    "b_suitor": lambda **kw: b_suitor(G, 2, **kw),
-    "stable_marriage": lambda **kw: stable_marriage(MEN, WOMEN, **kw),
-    "louvain": lambda **kw: louvain(G, **kw),
-}
+SOLVERS = test_options.SOLVERS   # every public solver on tiny instances, shared with the option tests
 
 
 def test_status_enum():

@@ -202,11 +202,6 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
 # max flow and min cut
 
 
-def _kernel_config(kernel, net, backend: str | None = None):
-    """The BFS kernel's config: by default on the GPU, outside vmap (see :func:`max_flow`)."""
-    return _bfs_level.choose(kernel, net.cap, backend)
-
-
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
              k: float | None = _pr.DEFAULT_K, lanes: int | None = _pr.DEFAULT_LANES, reverse: str = "index",
              kernel=None, throw: bool = True) -> FlowResult:
@@ -252,7 +247,7 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     (5, [3, 2, 1, 2, 3], [True, False, False, False])
     """
     net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
-    kernel = _kernel_config(kernel, net)
+    kernel = _bfs_level.choose(kernel, net.cap)
     check_flag(throw, "throw")
     flow, value, side, status, stats = _solve(net, src, snk, kernel=kernel,
                                               interpret=kernel is not None and jax.default_backend() != "gpu", **opts)
