@@ -1,10 +1,12 @@
-"""GPU check of the persistent BFS kernel (jaxmatch.kernels.bfs_level): answers and counters.
+"""GPU check of the persistent kernels (jaxmatch.kernels.bfs_level, push_flow): answers and counters.
 
-Runs ``max_flow`` and G-PR ``maximum_matching`` with the kernel (many BFS levels per launch, a grid
+Runs ``max_flow`` and G-PR ``maximum_matching`` with the BFS kernel (many BFS levels per launch, a grid
 barrier between levels) and without it (XLA levels) on random networks and
 on the benchmark generators' classes at small sizes; the global relabels'
 BFS is deterministic, so both must give the same flow value, the same
 counters (steps, global relabels, BFS levels) and pass the certificates.
+``max_flow`` also runs with the push kernel (its default on the GPU), which
+must give the same flow value and pass the certificates.
 Also runs the kernel alone against its pure-JAX reference, level by level
 and many levels per launch, and checks that no program stalled at a barrier.
 
@@ -66,24 +68,29 @@ def main():
         ok &= int(done) == level - 1
         rows.append(dict(case=f"levels{trial}", n=n, m=m, ok=bool(ok), levels=int(done)))
 
-    # max_flow with and without the kernel
+    # max_flow with the BFS kernel alone (the same counters as without it), with the push kernel too
+    # (the same value; its counters differ: see jaxmatch.kernels.push_flow) and without kernels
     scale = 8 if args.small else 14
     for name in ("road", "rlg", "genrmf", "matching"):
         tail, head, cap, s, t, n, _ = build(name, scale)
         net = FlowNetwork.from_edges(tail, head, cap, n)
         res = {}
-        for kernel in (True, False):
+        for key, kernel in (("push", True), ("bfs", bfs_level.Config(push=False)), ("xla", False)):
             jax.block_until_ready(max_flow(net, s, t, kernel=kernel))     # compile
             t0 = time.perf_counter()
             r = jax.block_until_ready(max_flow(net, s, t, kernel=kernel))
-            res[kernel] = (r, time.perf_counter() - t0)
-        (a, ta), (b, tb) = res[True], res[False]
-        certify.check_flow(net, s, t, a.flow, a.flow_value)
-        certify.check_min_cut(net, s, t, np.asarray(a.source_side), a.flow_value)
+            res[key] = (r, time.perf_counter() - t0)
         keys = ("iterations", "global_relabels", "bfs_levels")
-        same = int(a.flow_value) == int(b.flow_value) and all(int(a.stats[k]) == int(b.stats[k]) for k in keys)
-        rows.append(dict(case=name, n=int(n), m=int(tail.size), ok=bool(same), value=int(a.flow_value),
-                         kernel_s=ta, xla_s=tb, **{k: int(a.stats[k]) for k in keys}))
+        for key in ("push", "bfs"):
+            (a, ta), (b, tb) = res[key], res["xla"]
+            certify.check_flow(net, s, t, a.flow, a.flow_value)
+            certify.check_min_cut(net, s, t, np.asarray(a.source_side), a.flow_value)
+            same = int(a.flow_value) == int(b.flow_value) and int(a.status) == 0
+            if key == "bfs":
+                same &= all(int(a.stats[k]) == int(b.stats[k]) for k in keys)
+            rows.append(dict(case=f"{name}-{key}", n=int(n), m=int(tail.size), ok=bool(same),
+                             value=int(a.flow_value), kernel_s=ta, xla_s=tb, **{k: int(a.stats[k]) for k in keys},
+                             xla_iterations=int(b.stats["iterations"])))
     # G-PR matching with and without the kernel (its global relabels)
     from jaxmatch import from_scipy, maximum_matching
     from experiments import generators as gen

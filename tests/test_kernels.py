@@ -201,8 +201,8 @@ def test_bfs_level_lowers_to_triton(x64):
 
 def test_max_flow_with_bfs_kernel():
     """max_flow with its global relabels' BFS in the kernel (interpret mode; one and three levels per
-    loop iteration): the same flow, bit for bit, and the same step counts, with one and with several
-    terminals; the certificates hold."""
+    loop iteration; the push steps in XLA): the same flow, bit for bit, and the same step counts, with
+    one and with several terminals; the certificates hold."""
     from experiments.generators import genrmf
     from jaxmatch import certify
     from jaxmatch.flow import FlowNetwork, max_flow
@@ -215,13 +215,55 @@ def test_max_flow_with_bfs_kernel():
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
         net = FlowNetwork.from_edges(tail, head, cap, n)
         a = max_flow(net, s, t, kernel=False)
-        b = max_flow(net, s, t, kernel=bfs_level.Config(block=4, width=2, programs=2, levels=1 + 2 * i))
+        b = max_flow(net, s, t, kernel=bfs_level.Config(block=4, width=2, programs=2, levels=1 + 2 * i, push=False))
         np.testing.assert_array_equal(np.asarray(a.flow), np.asarray(b.flow))
         assert {k: int(v) for k, v in a.stats.items()} == {k: int(v) for k, v in b.stats.items()}
         certify.check_flow(net, s, t, b.flow, int(b.flow_value))
         certify.check_min_cut(net, s, t, np.asarray(b.source_side), int(b.flow_value))
     with pytest.raises(GraphInputError, match="kernel"):
         max_flow(net, 0, 1, kernel="yes")
+
+
+def test_max_flow_with_push_kernel():
+    """max_flow with its push-relabel rounds in the persistent kernel too (interpret mode), on
+    genrmf, random multi-terminal networks with parallel arcs and self-loops, a long path and
+    capacities near 2**31 (the prefix sums' wrap-around): the value equals scipy's, and the flow and
+    cut certificates hold; a few rounds per launch and tiles narrower than the rows (the forward
+    arcs' priority then per tile) change nothing of that. A round cap shows as MAX_ITERS."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_flow
+
+    from experiments.generators import genrmf
+    from jaxmatch import Status, certify
+    from jaxmatch.flow import FlowNetwork, max_flow
+    rng = np.random.default_rng(11)
+    cases = [genrmf(3, 3, seed=2)[:3] + (genrmf(3, 3, seed=2)[5], [0], [26])]
+    for big in (False, True):
+        n, m = 40, 200
+        tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
+        cap = rng.integers(2**31 - 50, 2**31 - 1, m) if big else rng.integers(0, 9, m)
+        cap = np.where(tail < 2, rng.integers(0, 10**6, m), cap)   # what leaves the sources fits int32
+        cases.append((tail, head, cap, n, [0, 1], [38, 39]))
+    path = np.arange(49)
+    cases.append((path, path + 1, np.full(49, 3), 50, [0], [49]))
+    knobs = [bfs_level.Config(programs=2, push_block=8, width=4, rounds=3),
+             bfs_level.Config(programs=2, push_block=4, width=2, levels=2)]
+    for i, (tail, head, cap, n, s, t) in enumerate(cases):
+        net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
+        super_t = np.concatenate([tail, np.full(len(s), n), t]).astype(np.int32)
+        super_h = np.concatenate([head, s, np.full(len(t), n + 1)]).astype(np.int32)
+        big_cap = np.concatenate([cap, np.full(len(s) + len(t), 10**7)]).astype(np.int32)
+        A = sp.coo_array((big_cap, (super_t, super_h)), shape=(n + 2, n + 2)).tocsr()
+        want = None if cap.max() > 2**20 else int(maximum_flow(A, n, n + 1).flow_value)   # scipy: int32 sums
+        ref = max_flow(net, s, t, kernel=False)
+        for cfg in knobs:
+            got = max_flow(net, s, t, kernel=cfg)
+            assert int(got.flow_value) == int(ref.flow_value) and (want is None or int(got.flow_value) == want)
+            assert int(got.status) == Status.CONVERGED
+            certify.check_flow(net, s, t, got.flow, int(got.flow_value))
+            certify.check_min_cut(net, s, t, np.asarray(got.source_side), int(got.flow_value))
+    capped = max_flow(net, s, t, kernel=knobs[0], max_iters=5, throw=False)
+    assert int(capped.status) == Status.MAX_ITERS and int(capped.stats["iterations"]) <= 5
 
 
 def test_bfs_kernel_default():

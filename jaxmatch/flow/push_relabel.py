@@ -157,6 +157,7 @@ from jax import lax
 from jaxmatch._ops import INT_MAX, compact, expand, take
 from jaxmatch.status import Status
 from jaxmatch.kernels.bfs_level import bfs_levels
+from jaxmatch.kernels.push_flow import push_rounds
 
 DEFAULT_K = 0.5
 DEFAULT_LANES = 1 << 18
@@ -571,7 +572,9 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
 
     Each loop iteration runs a global relabel if one is due (the first
     iteration always does), then ``unroll`` push-relabel steps (no-ops once
-    none is active or a global relabel is due).
+    none is active or a global relabel is due), or, when :func:`push_kernel`,
+    one launch of the push kernel (rounds until the work rule calls for a
+    global relabel).
     """
     vc = net.vertex_cap
     terminal = targets | fixed
@@ -581,20 +584,47 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
                 jnp.zeros(len(rungs), jnp.int32), jnp.bool_(False))
     relabel = partial(global_relabel, net, targets=targets, fixed=fixed, terminal=terminal, n=n, k=k, rungs=rungs,
                       search=search, unroll=unroll, early=early, kernel=kernel, interpret=interpret)
-    steps = [lambda s: s] + [partial(push_relabel_step, net, terminal, n, rung=r, search=search) for r in rungs]
 
     def going(s: PRState):
         return ((s.count > 0) | (s.n_gr == 0)) & (s.it < max_iters)
 
-    def body(s: PRState) -> PRState:
-        s = lax.cond(going(s) & (s.work >= s.budget), lambda s: relabel(s), lambda s: s, s)
-        for _ in range(unroll):
-            r = _rung(rungs, s.count, s.arcs, s.longest, going(s) & (s.work < s.budget))
-            s = lax.switch(r, steps, s)
-            s = s._replace(rung_steps=s.rung_steps.at[jnp.where(r > 0, r - 1, len(rungs))].add(1, mode="drop"))
-        return s
+    def relabel_if_due(s: PRState) -> PRState:
+        return lax.cond(going(s) & (s.work >= s.budget), lambda s: relabel(s), lambda s: s, s)
+
+    if push_kernel(kernel, rc, search):   # the push-relabel rounds in the persistent kernel, many per launch
+        fwd, term = net.res_forward.astype(jnp.int32), terminal.astype(jnp.int32)
+
+        def launch(s: PRState) -> PRState:
+            o = push_rounds(jnp.concatenate([s.queue, jnp.full(vc, vc, jnp.int32)]), s.count, s.rc, s.excess,
+                            s.height, s.owner, net.res.indptr, net.res.indices, net.res_rev, fwd, term, n=n,
+                            round_id=s.it + 1, room=s.budget - s.work,
+                            max_rounds=jnp.minimum(kernel.rounds, max_iters - s.it), cfg=kernel, interpret=interpret)
+            return s._replace(rc=o.rc, excess=o.excess, height=o.height, owner=o.stamp, count=o.count,
+                              queue=lax.dynamic_slice(o.buf, (o.side * vc,), (vc,)), it=s.it + o.rounds,
+                              work=s.work + o.work, pushes=s.pushes + o.pushes, relabels=s.relabels + o.relabels,
+                              stalled=s.stalled | o.stalled)
+
+        def body(s: PRState) -> PRState:
+            s = relabel_if_due(s)
+            return lax.cond(going(s) & (s.work < s.budget), launch, lambda s: s, s)
+    else:
+        steps = [lambda s: s] + [partial(push_relabel_step, net, terminal, n, rung=r, search=search) for r in rungs]
+
+        def body(s: PRState) -> PRState:
+            s = relabel_if_due(s)
+            for _ in range(unroll):
+                r = _rung(rungs, s.count, s.arcs, s.longest, going(s) & (s.work < s.budget))
+                s = lax.switch(r, steps, s)
+                s = s._replace(rung_steps=s.rung_steps.at[jnp.where(r > 0, r - 1, len(rungs))].add(1, mode="drop"))
+            return s
 
     return lax.while_loop(going, body, s)
+
+
+def push_kernel(kernel, rc, search: bool) -> bool:
+    """Whether the push-relabel rounds run in :mod:`jaxmatch.kernels.push_flow`: a kernel config that
+    asks for it, the stored reverse index, and int32 capacities (the kernel's atomics)."""
+    return kernel is not None and kernel.push and not search and rc.dtype == jnp.int32
 
 
 def _mask_of(ids, size):

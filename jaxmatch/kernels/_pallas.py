@@ -1,17 +1,67 @@
-"""Pallas helpers shared by the kernels: masked loads and stores, bit casts, atomics.
+"""Pallas helpers shared by the kernels: masked loads and stores, bit casts, atomics, and the
+persistent kernels' static knobs (:class:`Config`), grid size and grid barrier.
 
-A leaf module (it imports only :mod:`jaxmatch._ops`): every kernel module
-imports these from here, never from another kernel. The ``interpret=`` branch
+A leaf module (it imports only :mod:`jaxmatch._ops` and :mod:`jaxmatch.graph`'s
+error type): every kernel module imports these from here, never from another kernel. The ``interpret=`` branch
 of each helper is what the kernel does when run by the Pallas interpreter
 (on any backend, for the tests).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
+from jaxmatch.graph import GraphInputError
+
+
+class Config(NamedTuple):
+    """The persistent kernels' static knobs (hashable: a jit static argument)."""
+
+    block: int = 32        # BFS: frontier vertices per chunk (a power of two)
+    width: int = 16        # BFS: arcs per vertex per inner step (a power of two)
+    programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
+    num_warps: int = 4
+    levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
+    spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
+    push: bool = True      # max flow: run the push-relabel rounds in :mod:`jaxmatch.kernels.push_flow` too
+    push_block: int = 128  # push rounds: queued vertices per chunk (a power of two; one per thread)
+    rounds: int = 1024     # push-relabel rounds per launch, at most
+
+
+def choose(kernel, x, backend: str | None = None):
+    """The ``kernel=`` option of a solver as a :class:`Config` or None: None means on the GPU
+    (``backend``: JAX's default backend unless given) and outside ``vmap`` (``x``: an array of the
+    graph, a batch tracer under vmap); True the default knobs; False off. The kernel is refused
+    under ``vmap``: a batched launch would hold more programs than the GPU runs at once, and the
+    grid barrier needs them all resident."""
+    # vmap's tracers by name: the class is not public API and has moved between JAX versions
+    batched = type(x).__name__ == "BatchTracer"
+    if kernel is None:
+        backend = jax.default_backend() if backend is None else backend
+        kernel = backend == "gpu" and not batched
+    if kernel is True:
+        kernel = Config()
+    if kernel is not False and not isinstance(kernel, Config):
+        raise GraphInputError(f"kernel must be None, a bool or a kernels.Config, got {kernel!r}")
+    if kernel and batched:
+        raise GraphInputError("kernel= does not run under jax.vmap (the persistent kernel's grid barrier "
+                              "needs all its programs resident); leave kernel=None there")
+    return kernel or None
+
+
+def _resident(cfg: Config, items: int, block: int, interpret: bool) -> int:
+    """Programs of the grid: all co-resident (at most one per SM), as the grid barrier needs, and
+    no more than the chunks of ``block`` of ``items``; one when interpreted (programs run one after
+    another there)."""
+    if interpret:
+        return 1
+    sms = getattr(jax.devices()[0], "core_count", None) or 1
+    return max(1, min(cfg.programs, sms, -(-items // block)))
 
 
 def _load(ref, idx, mask, other, volatile=False):
@@ -57,3 +107,81 @@ def _store(ref, idx, val, mask, interpret):
 def _barrier(interpret):
     if not interpret:
         plgpu.debug_barrier()
+
+
+def _atomic_add(ref, i, value, interpret):
+    """``old = ref[i]; ref[i] += value`` for a scalar int32 (a scalar atomic takes Triton's integer path)."""
+    value = jnp.asarray(value, jnp.int32)
+    if not interpret:
+        return plgpu.atomic_add(ref, (i,), value)
+    old = ref[i]
+    ref[i] = old + value
+    return old
+
+
+def _add(ref, idx, val):
+    """``ref[idx] += val`` for int32 tensors, atomically on the GPU (every lane adds; give the lanes
+    with nothing to add a zero). Pallas's ``atomic_add`` sends int tensors down its float path;
+    ``addupdate`` lowers to Triton's integer ``atomic_rmw`` add, and to a scatter-add (duplicates
+    summed) in the interpreter."""
+    jax.ref.addupdate(ref, (idx,), val)
+
+
+def _claim(ref, idx, stamp, mask, interpret):
+    """``old = ref[idx]; ref[idx] = stamp`` where mask, atomically on the GPU; True for the lanes
+    that found another value (per index, exactly one lane of those that write ``stamp`` first
+    wins). ``ref`` holds int32 stamps as float32 bit patterns (an exchange moves bits unchanged);
+    the interpreter gives the first masked lane of each index the win."""
+    val = jnp.full(idx.shape, stamp, jnp.int32)
+    if not interpret:
+        old = _i32(plgpu.atomic_xchg(ref, (jnp.where(mask, idx, 0),), _f32(val), mask=mask))
+        return mask & (old != stamp)
+    a = _i32(ref[...])
+    lane = jnp.arange(idx.shape[0])
+    earlier = (idx[None, :] == idx[:, None]) & mask[None, :] & (lane[None, :] < lane[:, None])
+    won = mask & (a[jnp.where(mask, idx, 0)] != stamp) & ~jnp.any(earlier, axis=1)
+    ref[...] = _f32(a.at[jnp.where(mask, idx, a.shape[0])].set(val, mode="drop"))
+    return won
+
+
+def _put(ref, i, value, interpret):
+    """``ref[i] = value`` for a scalar int32, atomically (seen by every program)."""
+    value = jnp.asarray(value, jnp.int32)
+    if not interpret:
+        plgpu.atomic_xchg(ref, (i,), value)
+    else:
+        ref[i] = value
+
+
+def _flat(f, ref, idx, val, mask, interpret):
+    """``f`` (an atomic or a store of this module) on a 2-D tile: as is on the GPU, flattened when interpreted."""
+    if not interpret:
+        return f(ref, idx, val, mask, interpret)
+    out = f(ref, idx.reshape(-1), val.reshape(-1), mask.reshape(-1), interpret)
+    return None if out is None else out.reshape(idx.shape)
+
+
+def _read(ref, i, interpret):
+    """``ref[i]`` for a scalar int32 written by other programs before a grid barrier: a volatile
+    load, past the L1 caches of other SMs (no atomic: it does not queue at the address)."""
+    if not interpret:
+        return plgpu.load(ref.at[i], volatile=True)
+    return ref[i]
+
+
+def _grid_sync(state, arrived: int, target, spin: int, interpret):
+    """Grid barrier of a persistent kernel: every program arrives with an atomic add on the word
+    ``state[arrived]`` and polls it with volatile loads (which do not queue at the address as
+    atomics do) until it reaches ``target`` (the programs times the barriers passed so far, this
+    one included), then reads it once more with an atomic (acquire: what follows is not moved
+    before it); thread barriers before the arrival and after the poll order each program's
+    writes against the others' reads. Returns False if the program gave up after ``spin`` polls
+    (the launch then reports ``stalled``)."""
+    _barrier(interpret)
+    seen = _atomic_add(state, arrived, 1, interpret) + 1
+    seen, _ = lax.while_loop(lambda v: (v[0] < target) & (v[1] < spin),
+                             lambda v: (_read(state, arrived, interpret), v[1] + 1),
+                             (seen, jnp.int32(0)))
+    seen = _atomic_add(state, arrived, 0, interpret)
+    _barrier(interpret)
+    return seen >= target

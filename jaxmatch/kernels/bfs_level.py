@@ -75,7 +75,6 @@ its arcs) per level and a barrier, one launch per ``Config.levels`` levels.
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -84,52 +83,15 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX, compact, take
-from jaxmatch.graph import GraphInputError
-from jaxmatch.kernels._pallas import _atomic_min, _barrier, _f32, _i32, _load, _store
-
-
-class Config(NamedTuple):
-    """The kernel's static knobs (hashable: a jit static argument)."""
-
-    block: int = 32        # frontier vertices per chunk (a power of two)
-    width: int = 16        # arcs per vertex per inner step (a power of two)
-    programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
-    num_warps: int = 4
-    levels: int = 256      # levels per launch, at most (the caller's loop launches again)
-    spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
+from jaxmatch.kernels._pallas import (_atomic_add, _atomic_min, _f32, _flat, _grid_sync, _i32, _load, _put,
+                                      _resident, _store)
+from jaxmatch.kernels._pallas import Config, choose  # noqa: F401  (the solvers' kernel= option)
 
 
 # state words of the persistent kernel: three rotating next-frontier counters, three rotating
 # per-level found counters, the barrier's arrivals, then what the launch hands back
 _CNT, _FOUND, _ARRIVED, _COUNT, _SIDE, _TOTAL, _DONE, _STALLED, _LAST = 0, 3, 6, 7, 8, 9, 10, 11, 12
 _STATE = 13
-
-
-def _atomic_add(ref, i, value, interpret):
-    """``old = ref[i]; ref[i] += value`` for a scalar int32 (a scalar atomic takes Triton's integer path)."""
-    value = jnp.asarray(value, jnp.int32)
-    if not interpret:
-        return plgpu.atomic_add(ref, (i,), value)
-    old = ref[i]
-    ref[i] = old + value
-    return old
-
-
-def _put(ref, i, value, interpret):
-    """``ref[i] = value`` for a scalar int32, atomically (seen by every program)."""
-    value = jnp.asarray(value, jnp.int32)
-    if not interpret:
-        plgpu.atomic_xchg(ref, (i,), value)
-    else:
-        ref[i] = value
-
-
-def _flat(f, ref, idx, val, mask, interpret):
-    """``f`` (an atomic or a store of :mod:`jaxmatch.kernels._pallas`) on a 2-D tile: as is on the GPU, flattened when interpreted."""
-    if not interpret:
-        return f(ref, idx, val, mask, interpret)
-    out = f(ref, idx.reshape(-1), val.reshape(-1), mask.reshape(-1), interpret)
-    return None if out is None else out.reshape(idx.shape)
 
 
 def _expand(state, buf, *, vc, side, count, slot, program, grid, cfg, arcs, visit, interpret):
@@ -238,16 +200,10 @@ def _kernel(meta_ref, *refs, kind, n_reads: int, n_dists: int, cfg: Config, grid
         _expand(state, buf, vc=vc, side=side, count=count, slot=slot, program=program, grid=grid, cfg=cfg,
                 arcs=arcs, visit=visit, interpret=interpret)
         # grid barrier: every program's writes of this level before anyone reads its counts
-        _barrier(interpret)
-        target = (done + 1) * grid
-        seen = _atomic_add(state, _ARRIVED, 1, interpret) + 1
-        seen, _ = lax.while_loop(lambda v: (v[0] < target) & (v[1] < cfg.spin),
-                                 lambda v: (_atomic_add(state, _ARRIVED, 0, interpret), v[1] + 1),
-                                 (seen, jnp.int32(0)))
-        _barrier(interpret)
+        ok = _grid_sync(state, _ARRIVED, (done + 1) * grid, cfg.spin, interpret)
         nxt = _atomic_add(state, _CNT + slot, 0, interpret)
         got = _atomic_add(state, _FOUND + slot, 0, interpret)
-        return nxt, found + got, done + 1, 1 - side, got, stalled | (seen < target)
+        return nxt, found + got, done + 1, 1 - side, got, stalled | ~ok
 
     zero = jnp.int32(0)
     count, found, done, side, last, stalled = lax.while_loop(
@@ -263,40 +219,10 @@ def _kernel(meta_ref, *refs, kind, n_reads: int, n_dists: int, cfg: Config, grid
         _put(state, _STALLED, 1, interpret)
 
 
-def choose(kernel, x, backend: str | None = None):
-    """The ``kernel=`` option of a solver as a :class:`Config` or None: None means on the GPU
-    (``backend``: JAX's default backend unless given) and outside ``vmap`` (``x``: an array of the
-    graph, a batch tracer under vmap); True the default knobs; False off. The kernel is refused
-    under ``vmap``: a batched launch would hold more programs than the GPU runs at once, and the
-    grid barrier needs them all resident."""
-    # vmap's tracers by name: the class is not public API and has moved between JAX versions
-    batched = type(x).__name__ == "BatchTracer"
-    if kernel is None:
-        backend = jax.default_backend() if backend is None else backend
-        kernel = backend == "gpu" and not batched
-    if kernel is True:
-        kernel = Config()
-    if kernel is not False and not isinstance(kernel, Config):
-        raise GraphInputError(f"kernel must be None, a bool or a bfs_level.Config, got {kernel!r}")
-    if kernel and batched:
-        raise GraphInputError("kernel= does not run under jax.vmap (the persistent kernel's grid barrier "
-                              "needs all its programs resident); leave kernel=None there")
-    return kernel or None
-
-
-def _resident(cfg: Config, vc: int, interpret: bool) -> int:
-    """Programs of the grid: all co-resident (one per SM), as the grid barrier needs; one when
-    interpreted (programs run one after another there)."""
-    if interpret:
-        return 1
-    sms = getattr(jax.devices()[0], "core_count", None) or 1
-    return max(1, min(cfg.programs, sms, -(-vc // cfg.block)))
-
-
 def _launch(kind, reads, buf, dists, *, count, level, step, side, want, max_levels, cfg, interpret):
     """One launch of the persistent kernel; returns (buf, dists, the state words)."""
     vc = buf.shape[0] // 2
-    grid = _resident(cfg, vc, interpret)
+    grid = _resident(cfg, vc, cfg.block, interpret)
     max_levels = cfg.levels if max_levels is None else max_levels
     meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (level, count, max_levels, want, side, step)])
     alias = [buf, *dists, jnp.zeros(_STATE, jnp.int32)]

@@ -1,0 +1,324 @@
+"""Push-relabel rounds of the max-flow solver in one persistent Pallas kernel: many rounds per launch.
+
+The array form (:func:`jaxmatch.flow.push_relabel.push_relabel_step`) pays a
+loop step of XLA kernels, 100-150 us on an H100, for every round, and the
+long-path classes (road networks, meshes, genrmf) need 10^4-10^5 rounds with
+a few thousand active vertices each. Here one launch runs up to
+:attr:`Config.rounds` rounds over the active vertex queue (AVQ), the way
+WBPR's kernel runs many lock-free push-relabel operations per launch; the
+caller's loop runs the global relabel between launches (with the BFS kernel
+of :mod:`jaxmatch.kernels.bfs_level`) and stops a launch when the work rule
+says a global relabel is due.
+
+One round over the queue ``Q`` (one half of a ping-pong buffer), every
+program taking chunks of :attr:`Config.push_block` queued vertices, each a
+row of a tile that walks the vertices' residual rows :attr:`Config.width`
+arcs at a time:
+
+1. **push**: an active ``u`` (excess > 0, height < n, not a terminal) pushes
+   on its admissible arcs (residual, head lower: h(w) < h(u)) in arc order
+   as much as its excess covers (a prefix sum along the tile's row,
+   :func:`_take`), the forward arcs (of input arcs) of each ``width`` arcs
+   before their reverse arcs (the array form's priority, exact for rows of
+   at most ``width`` arcs); ``rc(u, w) -= d`` as a plain store (u's
+   thread is its one writer), ``rc(w, u) += d``, ``e(w) += d`` and
+   ``e(u) -= pushed`` as integer atomic adds (which need no read first). A
+   head ``w`` that received a push and is not a terminal claims a place in
+   the next queue (the other half) with an atomic exchange of the round's
+   stamp in ``stamp[w]``: the lane that finds another stamp owns w and
+   appends it (one atomic add on the round's counter per tile); the
+   active rows' lengths are added up for the work rule;
+2. a **grid barrier** (:func:`jaxmatch.kernels._pallas._grid_sync`);
+3. **relabel**: each ``u`` of ``Q`` still active reads its row again; if no
+   residual arc leads lower, it relabels to 1 + the lowest head height over
+   its residual arcs (capped at n + 1), and if still below n it claims a
+   place in the next queue like the heads;
+4. a grid barrier; the next round runs over the other half.
+
+Why this stays a correct (generic) push-relabel under concurrency (Hong's
+lock-free argument, made simpler by the barrier between the two phases):
+
+* Heights are only written in the relabel phase, so every push reads the
+  heights the round started with: a push ``u -> w`` needs h(w) < h(u), so
+  ``w`` never pushes on ``(w, u)`` in the same phase; each residual arc has
+  one writer in a push phase (its tail's thread, which also writes the
+  reverse entry), so ``rc`` needs no atomics. ``u`` reads its excess while
+  others may add to it: what it reads is at least what it had, and it
+  subtracts only what it pushed, with an atomic add, so no excess is lost or
+  created. (``rc(w, u)`` is written by u alone too; the atomic add only
+  saves reading it first.) The new residual arc ``(w, u)`` is valid: h(w) < h(u) <= h(u) + 1.
+* In the relabel phase no capacity changes, so ``u`` sees every residual
+  arc, including those created by pushes into it. It reads neighbours'
+  heights that may be rising concurrently; any value it reads is at most
+  the neighbour's current height (heights never decrease), so the new label
+  ``1 + min`` is at most ``1 +`` the true minimum: every residual arc out of
+  ``u`` stays valid (h(u) <= h(w) + 1). It relabels only when every value
+  read is >= h(u), so the label grows. A stale read that still shows a lower
+  head only postpones the relabel to the next round.
+* So the labels stay valid, heights only grow and every push is admissible:
+  the generic algorithm's bounds and its maximum preflow at the end hold,
+  whatever the interleaving. The flow found (not its value) may differ from
+  run to run, since how much of a concurrent push a vertex sees decides how
+  much it passes on. Claims deduplicate the queue: a vertex enters each
+  round's queue once. Every active vertex is in the queue: a vertex becomes
+  active only by receiving a push (claimed then) and stays active only if
+  it was queued (claimed again in the relabel phase).
+
+The grid barrier and the three rotating counter slots are those of
+:mod:`jaxmatch.kernels.bfs_level` (whose docstring explains the rotation);
+loads of what other programs write (capacities, excesses, heights, the
+queue) are volatile, past the L1 caches of other SMs. Lowering: Pallas's
+Triton backend, for the reasons given there; excess updates use
+``addupdate``, which lowers to Triton's integer atomic add
+(:func:`jaxmatch.kernels._pallas._add`). In interpret mode (the CPU tests)
+the grid is one program.
+
+Cost per round: O(queue + its arcs) work and two grid barriers, against a
+loop step of about ten XLA kernels in the array form.
+
+>>> import jax.numpy as jnp
+>>> indptr = jnp.array([0, 1, 3, 4], jnp.int32)        # path 0 -> 1 -> 2 of capacity 5, 0 the source
+>>> heads = jnp.array([1, 0, 2, 1], jnp.int32)
+>>> rev = jnp.array([1, 0, 3, 2], jnp.int32)
+>>> fwd = jnp.array([1, 0, 1, 0], jnp.int32)
+>>> rc = jnp.array([0, 5, 5, 0], jnp.int32)             # the source's arc saturated
+>>> out = push_rounds(jnp.array([1, 3, 3, 3, 3, 3], jnp.int32), 1, rc, jnp.array([-5, 5, 0], jnp.int32),
+...                   jnp.array([3, 1, 0], jnp.int32), jnp.full(3, -1, jnp.int32), indptr, heads, rev, fwd,
+...                   jnp.array([1, 0, 1], jnp.int32), n=3, round_id=1, room=100.0, max_rounds=10,
+...                   cfg=Config(push_block=2, width=2), interpret=True)
+>>> out.rc.tolist(), out.excess.tolist(), int(out.count), int(out.rounds)
+([0, 5, 0, 5], [-5, 0, 5], 0, 1)
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as plgpu
+
+from jaxmatch._ops import INT_MAX
+from jaxmatch.kernels._pallas import (Config, _add, _atomic_add, _claim, _f32, _flat, _grid_sync, _i32, _load, _put,
+                                      _read, _resident, _store)
+
+STEP_LANES = 1 << 18   # the flow solver's work unit: arcs a step scans for the cost of its fixed overhead
+
+# state words: three rotating next-queue counters and three for the round's queued rows' lengths
+# (the work rule), the barrier's arrivals, then what the launch hands back
+_CNT, _ARCS, _ARRIVED, _COUNT, _SIDE, _DONE, _STALLED, _PUSHES, _RELABELS, _WORK = 0, 3, 6, 7, 8, 9, 10, 11, 12, 13
+_STATE = 14
+
+
+class Rounds(NamedTuple):
+    """What a launch hands back: the state, the queue ``buf[side * vertex_cap:][:count]``, the rounds
+    run, their work (the solver's units), pushes, relabels, and whether a program gave up at a grid
+    barrier."""
+
+    rc: jax.Array
+    excess: jax.Array
+    height: jax.Array
+    stamp: jax.Array
+    buf: jax.Array
+    side: jax.Array
+    count: jax.Array
+    rounds: jax.Array
+    work: jax.Array
+    pushes: jax.Array
+    relabels: jax.Array
+    stalled: jax.Array
+
+
+def _take(x, rem):
+    """Per row of the tile ``x`` (non-negative int32 amounts, lanes in order), what the row's
+    ``rem`` covers: the first lanes whole, the lane where it runs out the rest, then nothing;
+    returns (taken per lane, what is left). The running sums wrap past 2**31, but only after the
+    lane where they first reach ``rem`` (every amount and ``rem`` are below 2**31, so up to that
+    lane a sum is exact as an unsigned number: negative as int32 or >= rem)."""
+    after = jnp.cumsum(x, axis=1, dtype=jnp.int32)
+    before = after - x
+    lane = jnp.arange(x.shape[1], dtype=jnp.int32)[None, :]
+    cut = jnp.min(jnp.where((after < 0) | (after >= rem[:, None]), lane, x.shape[1]), axis=1)
+    taken = jnp.where(lane < cut[:, None], x, jnp.where(lane == cut[:, None], rem[:, None] - before, 0))
+    return taken, jnp.where(cut < x.shape[1], 0, rem - jnp.sum(x, axis=1, dtype=jnp.int32))
+
+
+def _append(state, buf, slot, base_out, new, ids, interpret):
+    """The ``new`` lanes' ``ids`` (a 1-D or 2-D tile) into the next queue (at ``base_out``), counted in ``slot``."""
+    ones = new.astype(jnp.int32)
+    if ones.ndim == 2:
+        per_row = jnp.sum(ones, axis=1, dtype=jnp.int32)
+        pos = (jnp.cumsum(per_row, dtype=jnp.int32) - per_row)[:, None] + jnp.cumsum(ones, axis=1, dtype=jnp.int32)
+    else:
+        pos = jnp.cumsum(ones, dtype=jnp.int32)
+    n_new = jnp.sum(ones, dtype=jnp.int32)
+
+    @pl.when(n_new > 0)
+    def _():
+        first = _atomic_add(state, _CNT + slot, n_new, interpret)
+        _flat(_store, buf, base_out + first + pos - 1, ids, new, interpret)
+
+
+def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in, ex_in, h_in, st_in, state_in,
+            buf, rc, excess, height, stamp, state, *, cfg: Config, grid: int, vc: int, interpret: bool):
+    del buf_in, rc_in, ex_in, h_in, st_in, state_in   # aliased with the outputs
+    count0, side0, n, max_rounds, stamp0 = (meta_ref[i] for i in range(5))
+    room = room_ref[0]
+    program = pl.program_id(0)
+    slots = jnp.arange(cfg.push_block, dtype=jnp.int32)
+    cols = jnp.arange(cfg.width, dtype=jnp.int32)[None, :]
+
+    def chunks(count, fn):
+        mine = jnp.maximum((count + cfg.push_block - 1) // cfg.push_block - program + grid - 1, 0) // grid
+        lax.fori_loop(0, mine, lambda t, c: (fn((program + t * grid) * cfg.push_block + slots), c)[1], ())
+
+    def row(u, ok):
+        start = _load(indptr, u, ok, 0)
+        return start, jnp.where(ok, _load(indptr, u + 1, ok, 0) - start, 0)
+
+    def vertex(rows, count, base_in):
+        ok = rows < count
+        u = _load(buf, base_in + rows, ok, 0, volatile=True)
+        e = _load(excess, u, ok, 0, volatile=True)
+        h = _load(height, u, ok, INT_MAX, volatile=True)
+        act = ok & (_load(terminal, u, ok, 1) == 0) & (e > 0) & (h < n)
+        return u, e, h, act
+
+    def push_chunk(rows, count, base_in, base_out, slot, rid):
+        u, e, h, act = vertex(rows, count, base_in)
+        start, deg = row(u, act)
+        arcs = jnp.sum(deg, dtype=jnp.int32)
+
+        @pl.when(arcs > 0)
+        def _():   # the round's work: the rows of its active vertices
+            _atomic_add(state, _ARCS + slot, arcs, interpret)
+
+        def tile(j, c):
+            rem, pushes = c
+            q = j * cfg.width + cols
+            valid = (q < deg[:, None]) & (rem[:, None] > 0)
+            k = start[:, None] + q
+            r = _load(rc, k, valid, 0, volatile=True)
+            w = _load(heads, k, valid, 0)
+            f = _load(fwd, k, valid, 0)
+            kr = _load(rev, k, valid, 0)
+            res = valid & (r > 0)
+            adm = res & (_load(height, w, res, INT_MAX, volatile=True) < h[:, None])
+            d_f, rem = _take(jnp.where(adm & (f == 1), r, 0), rem)   # forward arcs first
+            d_r, rem = _take(jnp.where(adm & (f == 0), r, 0), rem)
+            d = d_f + d_r
+            moved = d > 0
+            _flat(_store, rc, k, r - d, moved, interpret)
+            spread = jnp.where(valid, k, 0)   # lanes with nothing to add: a zero on an address of their own
+            _add(rc, jnp.where(moved, kr, spread), d)
+            _add(excess, jnp.where(moved, w, spread % vc), d)
+            cand = moved & (_load(terminal, w, moved, 1) == 0)
+            _append(state, buf, slot, base_out, _flat(_claim, stamp, w, rid, cand, interpret), w, interpret)
+            return rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32)
+
+        top = jnp.max(deg)
+        rem, pushes = lax.fori_loop(0, (top + cfg.width - 1) // cfg.width, tile, (jnp.where(act, e, 0), jnp.int32(0)))
+        _add(excess, u, jnp.where(act, rem - e, 0))
+
+        @pl.when(pushes > 0)
+        def _():
+            _atomic_add(state, _PUSHES, pushes, interpret)
+
+    def relabel_chunk(rows, count, base_in, base_out, slot, rid):
+        u, _, h, act = vertex(rows, count, base_in)
+        start, deg = row(u, act)
+
+        def tile(j, low):
+            q = j * cfg.width + cols
+            valid = q < deg[:, None]
+            k = start[:, None] + q
+            w = _load(heads, k, valid, 0)
+            res = valid & (_load(rc, k, valid, 0, volatile=True) > 0) & (w != u[:, None])
+            hw = jnp.where(res, _load(height, w, res, INT_MAX, volatile=True), INT_MAX)
+            return jnp.minimum(low, jnp.min(hw, axis=1))
+
+        low = lax.fori_loop(0, (jnp.max(deg) + cfg.width - 1) // cfg.width, tile,
+                            jnp.full(u.shape, INT_MAX, jnp.int32))
+        relabel = act & (low >= h)
+        new_h = jnp.minimum(low, n) + 1
+        _store(height, u, new_h, relabel, interpret)
+        h = jnp.where(relabel, new_h, h)
+        n_rel = jnp.sum(relabel.astype(jnp.int32), dtype=jnp.int32)
+
+        @pl.when(n_rel > 0)
+        def _():
+            _atomic_add(state, _RELABELS, n_rel, interpret)
+        new = _claim(stamp, u, rid, act & (h < n), interpret)
+        _append(state, buf, slot, base_out, new, u, interpret)
+
+    def go(c):
+        count, done, side, work, stalled = c
+        return (count > 0) & (done < max_rounds) & (work < room) & ~stalled
+
+    def body(c):
+        count, done, side, work, stalled = c
+        slot, ahead = done % 3, (done + 1) % 3
+
+        @pl.when(program == 0)
+        def _():   # the slots of round done + 1: last read before the previous round's barriers
+            _put(state, _CNT + ahead, 0, interpret)
+            _put(state, _ARCS + ahead, 0, interpret)
+
+        base_in, base_out, rid = side * vc, (1 - side) * vc, stamp0 + done
+        chunks(count, partial(push_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, rid=rid))
+        ok1 = _grid_sync(state, _ARRIVED, (2 * done + 1) * grid, cfg.spin, interpret)
+        chunks(count, partial(relabel_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, rid=rid))
+        ok2 = _grid_sync(state, _ARRIVED, (2 * done + 2) * grid, cfg.spin, interpret)
+        nxt = _read(state, _CNT + slot, interpret)
+        work = work + 1.0 + _read(state, _ARCS + slot, interpret).astype(jnp.float32) / STEP_LANES
+        return nxt, done + 1, 1 - side, work, stalled | ~(ok1 & ok2)
+
+    count, done, side, work, stalled = lax.while_loop(
+        go, body, (count0, jnp.int32(0), side0, jnp.float32(0), jnp.bool_(False)))
+
+    @pl.when(program == 0)
+    def _():
+        for i, v in ((_COUNT, count), (_SIDE, side), (_DONE, done), (_WORK, _i32(work))):
+            _put(state, i, v, interpret)
+
+    @pl.when(stalled)
+    def _():
+        _put(state, _STALLED, 1, interpret)
+
+
+def push_rounds(buf, count, rc, excess, height, stamp, indptr, heads, rev, fwd, terminal, *, n, round_id,
+                room, max_rounds, side=0, cfg: Config = Config(), interpret: bool = False) -> Rounds:
+    """Run push-relabel rounds over the queue ``buf[side * vertex_cap:][:count]`` in one launch.
+
+    ``buf`` [2 * vertex_cap] int32 (the other half scratch); ``rc`` [2 * arc_cap], ``excess``, ``height``
+    [vertex_cap] int32; ``stamp`` [vertex_cap] int32 claim stamps (none equal to the
+    round ids of this launch: ``round_id``, ``round_id + 1``, ..., one per
+    round); the residual CSR ``indptr``, ``heads``, reverse positions
+    ``rev`` and ``fwd`` (1 on arcs of input arcs) int32; ``terminal``
+    [vertex_cap] int32 (1: never active). Rounds run until the queue is
+    empty, ``max_rounds`` ran, or their work (1 + queued arcs / ``STEP_LANES``
+    each) reaches ``room``. Returns :class:`Rounds`.
+    """
+    vc = height.shape[0]
+    grid = _resident(cfg, vc, cfg.push_block, interpret)
+    meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (count, side, n, max_rounds, round_id)])
+    room = jnp.reshape(jnp.asarray(room, jnp.float32), (1,))
+    alias = [buf, rc, excess, height, _f32(stamp), jnp.zeros(_STATE, jnp.int32)]
+    ins = [meta, room, indptr, heads, rev, fwd, terminal, *alias]
+    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
+    first = len(ins) - len(alias)
+    out = pl.pallas_call(
+        partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret),
+        grid=(grid,),
+        in_specs=[whole(x) for x in ins],
+        out_specs=[whole(x) for x in alias],
+        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in alias],
+        input_output_aliases={first + i: i for i in range(len(alias))},
+        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
+        interpret=interpret,
+    )(*ins)
+    buf, rc, excess, height, stamp, st = out
+    return Rounds(rc, excess, height, _i32(stamp), buf, st[_SIDE], st[_COUNT], st[_DONE],
+                  _f32(st[_WORK]), st[_PUSHES], st[_RELABELS], st[_STALLED] > 0)
