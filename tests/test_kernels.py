@@ -394,3 +394,48 @@ def test_bfs_levels_property(n, arcs, seed, max_levels):
         rcount, k = int(rcount), k + 1
     np.testing.assert_array_equal(np.asarray(d), np.asarray(rd))
     assert level == k
+
+
+def test_push_rounds_keep_the_queue_exact():
+    """The push kernel alone (interpret mode), launches of 1-4 rounds from a global relabel's state
+    on genrmf: after each launch the queue holds every active vertex exactly once, excess is
+    conserved, and the labels stay valid (h(u) <= h(w) + 1 on every residual arc between
+    non-terminals)."""
+    import jax.numpy as jnp
+
+    from experiments.generators import genrmf
+    from jaxmatch.flow import FlowNetwork
+    from jaxmatch.flow import push_relabel as pr
+    from jaxmatch.kernels import push_flow
+    tail, head, cap, s, t, n = genrmf(3, 3, seed=2)
+    net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
+    vc = net.vertex_cap
+    src, snk = pr._mask_of(jnp.array([s]), vc), pr._mask_of(jnp.array([t]), vc)
+    term = src | snk
+    f0 = pr.initial_preflow(net, src)
+    zero = jnp.int32(0)
+    st = pr.PRState(pr.residual_from_flow(net, f0), pr.excess_of_flow(net, f0), jnp.where(src, n, 0).astype(jnp.int32),
+                    jnp.full(vc, vc, jnp.int32), zero, zero, zero, jnp.full(vc, 2**31 - 1, jnp.int32), zero,
+                    jnp.float32(0), jnp.float32(0), zero, zero, zero, zero, jnp.zeros(1, jnp.int32), jnp.bool_(False))
+    st = pr.global_relabel(net, st, snk, src, term, jnp.int32(n), 0.5, pr.ladder(vc, net.arc_cap, 2 * net.arc_cap),
+                           search=False, unroll=1, early=False)
+    rc, ex, h, queue, count = st.rc, st.excess, st.height, st.queue, int(st.count)
+    src_row, dst_row = np.asarray(net.res.src), np.asarray(net.res.indices)
+    inside = (src_row < n) & (dst_row < n)
+    src_row, dst_row = np.where(inside, src_row, 0), np.where(inside, dst_row, 0)
+    cfg = bfs_level.Config(programs=2, push_block=4, width=2)
+    for rounds in (1, 3, 2, 4, 1, 3, 4, 2):
+        o = push_flow.push_rounds(jnp.concatenate([queue, jnp.full(vc, vc, jnp.int32)]), count, rc, ex, h,
+                                  net.res.indptr, net.res.indices, net.res_rev, net.res_forward.astype(jnp.int32),
+                                  term.astype(jnp.int32), n=n, room=1e9, max_rounds=rounds, cfg=cfg, interpret=True)
+        rc, ex, h, count = o.rc, o.excess, o.height, int(o.count)
+        queue = jax.lax.dynamic_slice(o.buf, (o.side * vc,), (vc,))
+        e, hh = np.asarray(ex), np.asarray(h)
+        active = np.flatnonzero((e > 0) & (hh < n) & ~np.asarray(term))
+        assert sorted(np.asarray(queue[:count]).tolist()) == active.tolist()
+        assert e[:n].sum() == 0
+        real = inside & (np.asarray(rc) > 0) & ~np.asarray(term)[src_row] & ~np.asarray(term)[dst_row]
+        assert np.all(hh[src_row[real]] <= hh[dst_row[real]] + 1)
+        if count == 0:
+            break
+    assert int(o.rounds) >= 1

@@ -23,13 +23,13 @@ class Config(NamedTuple):
     """The persistent kernels' static knobs (hashable: a jit static argument)."""
 
     block: int = 32        # BFS: frontier vertices per chunk (a power of two)
-    width: int = 16        # BFS: arcs per vertex per inner step (a power of two)
+    width: int = 8         # arcs per vertex per inner step (a power of two)
     programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
     num_warps: int = 4
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # max flow: run the push-relabel rounds in :mod:`jaxmatch.kernels.push_flow` too
-    push_block: int = 128  # push rounds: queued vertices per chunk (a power of two; one per thread)
+    push_block: int = 16   # push rounds: queued vertices per chunk (a power of two)
     rounds: int = 1024     # push-relabel rounds per launch, at most
 
 
@@ -38,16 +38,27 @@ def choose(kernel, x, backend: str | None = None):
     (``backend``: JAX's default backend unless given) and outside ``vmap`` (``x``: an array of the
     graph, a batch tracer under vmap); True the default knobs; False off. The kernel is refused
     under ``vmap``: a batched launch would hold more programs than the GPU runs at once, and the
-    grid barrier needs them all resident."""
+    grid barrier needs them all resident. The knobs are checked: powers of two, and on the GPU
+    tiles of at least one element per thread."""
     # vmap's tracers by name: the class is not public API and has moved between JAX versions
     batched = type(x).__name__ == "BatchTracer"
+    backend = jax.default_backend() if backend is None else backend
     if kernel is None:
-        backend = jax.default_backend() if backend is None else backend
         kernel = backend == "gpu" and not batched
     if kernel is True:
         kernel = Config()
     if kernel is not False and not isinstance(kernel, Config):
         raise GraphInputError(f"kernel must be None, a bool or a kernels.Config, got {kernel!r}")
+    if kernel:
+        threads = 32 * kernel.num_warps
+        for name in ("block", "width", "push_block", "num_warps"):
+            v = getattr(kernel, name)
+            if v < 1 or v & (v - 1):
+                raise GraphInputError(f"Config.{name} must be a power of two, got {v}")
+        if backend == "gpu" and min(kernel.block, kernel.push_block) * kernel.width < threads:
+            raise GraphInputError(f"Config: block * width and push_block * width must be at least the "
+                                  f"{threads} threads of num_warps={kernel.num_warps} (a smaller tile is held "
+                                  f"twice by some threads, and its atomics would run twice)")
     if kernel and batched:
         raise GraphInputError("kernel= does not run under jax.vmap (the persistent kernel's grid barrier "
                               "needs all its programs resident); leave kernel=None there")

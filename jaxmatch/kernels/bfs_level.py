@@ -83,7 +83,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX, compact, take
-from jaxmatch.kernels._pallas import (_atomic_add, _atomic_min, _f32, _flat, _grid_sync, _i32, _load, _put,
+from jaxmatch.kernels._pallas import (_atomic_add, _atomic_min, _f32, _flat, _grid_sync, _i32, _load, _put, _read,
                                       _resident, _store)
 from jaxmatch.kernels._pallas import Config, choose  # noqa: F401  (the solvers' kernel= option)
 
@@ -201,8 +201,8 @@ def _kernel(meta_ref, *refs, kind, n_reads: int, n_dists: int, cfg: Config, grid
                 arcs=arcs, visit=visit, interpret=interpret)
         # grid barrier: every program's writes of this level before anyone reads its counts
         ok = _grid_sync(state, _ARRIVED, (done + 1) * grid, cfg.spin, interpret)
-        nxt = _atomic_add(state, _CNT + slot, 0, interpret)
-        got = _atomic_add(state, _FOUND + slot, 0, interpret)
+        nxt = _read(state, _CNT + slot, interpret)
+        got = _read(state, _FOUND + slot, interpret)
         return nxt, found + got, done + 1, 1 - side, got, stalled | ~ok
 
     zero = jnp.int32(0)
