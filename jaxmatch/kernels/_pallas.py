@@ -138,23 +138,6 @@ def _add(ref, idx, val):
     jax.ref.addupdate(ref, (idx,), val)
 
 
-def _claim(ref, idx, stamp, mask, interpret):
-    """``old = ref[idx]; ref[idx] = stamp`` where mask, atomically on the GPU; True for the lanes
-    that found another value (per index, exactly one lane of those that write ``stamp`` first
-    wins). ``ref`` holds int32 stamps as float32 bit patterns (an exchange moves bits unchanged);
-    the interpreter gives the first masked lane of each index the win."""
-    val = jnp.full(idx.shape, stamp, jnp.int32)
-    if not interpret:
-        old = _i32(plgpu.atomic_xchg(ref, (jnp.where(mask, idx, 0),), _f32(val), mask=mask))
-        return mask & (old != stamp)
-    a = _i32(ref[...])
-    lane = jnp.arange(idx.shape[0])
-    earlier = (idx[None, :] == idx[:, None]) & mask[None, :] & (lane[None, :] < lane[:, None])
-    won = mask & (a[jnp.where(mask, idx, 0)] != stamp) & ~jnp.any(earlier, axis=1)
-    ref[...] = _f32(a.at[jnp.where(mask, idx, a.shape[0])].set(val, mode="drop"))
-    return won
-
-
 def _put(ref, i, value, interpret):
     """``ref[i] = value`` for a scalar int32, atomically (seen by every program)."""
     value = jnp.asarray(value, jnp.int32)

@@ -196,7 +196,8 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
 
     def push_chunk(rows, count, base_in, slot, mine, last):
         u, e, h, act, ok = vertex(rows, count, base_in)
-        _store(owner, last + u, _f32(jnp.full(u.shape, INT_MAX, jnp.int32)), ok, interpret)   # reset round - 1's elections
+        _store(owner, last + u, _f32(INT_MAX + 0 * u), ok, interpret)   # reset round - 1's elections (traced:
+        # Triton does not bit-cast a constant)
         start, deg = row(u, act)
         arcs = jnp.sum(deg, dtype=jnp.int32)
 
@@ -248,7 +249,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             w = _load(heads, k, valid, 0)
             res = valid & (_load(rc, k, valid, 0, volatile=True) > 0) & (w != u[:, None])
             hw = jnp.where(res, _load(height, w, res, INT_MAX, volatile=True), INT_MAX)
-            won = valid & (_i32(_load(owner, mine + w, valid, _f32(jnp.int32(-1)), volatile=True)) == k)
+            won = valid & (_i32(_load(owner, mine + w, valid, 0.0, volatile=True)) == k)
             _append(state, buf, slot, base_out, won, w, interpret)
             return jnp.minimum(low, jnp.min(hw, axis=1))
 
@@ -264,7 +265,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         def _():
             _atomic_add(state, _RELABELS, n_rel, interpret)
         # still active and not elected by a push into it: u appends itself
-        free = _i32(_load(owner, mine + u, ok, _f32(jnp.int32(0)), volatile=True)) == INT_MAX
+        free = _i32(_load(owner, mine + u, ok, 0.0, volatile=True)) == INT_MAX
         _append(state, buf, slot, base_out, act & (h < n) & free, u, interpret)
 
     def go(c):
