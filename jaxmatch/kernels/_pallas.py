@@ -29,7 +29,7 @@ class Config(NamedTuple):
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # max flow: run the push-relabel rounds in :mod:`jaxmatch.kernels.push_flow` too
-    push_block: int = 16   # push rounds: queued vertices per chunk (a power of two)
+    push_block: int = 32   # push rounds: queued vertices per chunk (a power of two)
     rounds: int = 1024     # push-relabel rounds per launch, at most
 
 
@@ -39,7 +39,7 @@ def choose(kernel, x, backend: str | None = None):
     graph, a batch tracer under vmap); True the default knobs; False off. The kernel is refused
     under ``vmap``: a batched launch would hold more programs than the GPU runs at once, and the
     grid barrier needs them all resident. The knobs are checked: powers of two, and on the GPU
-    tiles of at least one element per thread."""
+    tiles of at least two elements per thread."""
     # vmap's tracers by name: the class is not public API and has moved between JAX versions
     batched = type(x).__name__ == "BatchTracer"
     backend = jax.default_backend() if backend is None else backend
@@ -55,10 +55,11 @@ def choose(kernel, x, backend: str | None = None):
             v = getattr(kernel, name)
             if v < 1 or v & (v - 1):
                 raise GraphInputError(f"Config.{name} must be a power of two, got {v}")
-        if backend == "gpu" and min(kernel.block, kernel.push_block) * kernel.width < threads:
-            raise GraphInputError(f"Config: block * width and push_block * width must be at least the "
-                                  f"{threads} threads of num_warps={kernel.num_warps} (a smaller tile is held "
-                                  f"twice by some threads, and its atomics would run twice)")
+        if backend == "gpu" and min(kernel.block, kernel.push_block) * kernel.width < 2 * threads:
+            # tiles of one element per thread (16 x 8, 32 x 4 at 4 warps) ended in illegal and misaligned
+            # addresses on the H100 (JAX 0.11.2), tiles of 2-16 per thread never: not understood
+            raise GraphInputError(f"Config: block * width and push_block * width must be at least twice the "
+                                  f"{threads} threads of num_warps={kernel.num_warps}")
     if kernel and batched:
         raise GraphInputError("kernel= does not run under jax.vmap (the persistent kernel's grid barrier "
                               "needs all its programs resident); leave kernel=None there")
