@@ -93,11 +93,11 @@ def main():
     fwd = jnp.asarray(net.res_forward, jnp.int32)
 
     def push_time(cfg):
-        launch = jax.jit(partial(push_flow.push_rounds, n=L, room=1e9, max_rounds=L, cfg=cfg,
+        launch = jax.jit(partial(push_flow.push_rounds, n=L, round_id=1, room=1e9, max_rounds=L, cfg=cfg,
                                  interpret=interpret))
 
         def run():
-            return launch(queue, 1, rc0, excess, height, net.res.indptr, net.res.indices,
+            return launch(queue, 1, rc0, excess, height, jnp.full(vc, 2**31 - 1, jnp.int32), net.res.indptr, net.res.indices,
                           net.res_rev, fwd, terminal)
         out = run()
         assert int(out.excess[L - 1]) == 1 and int(out.rounds) == L - 2, out

@@ -246,8 +246,8 @@ def test_max_flow_with_push_kernel():
         cases.append((tail, head, cap, n, [0, 1], [38, 39]))
     path = np.arange(49)
     cases.append((path, path + 1, np.full(49, 3), 50, [0], [49]))
-    knobs = [bfs_level.Config(programs=2, push_block=8, width=4, rounds=3),
-             bfs_level.Config(programs=2, push_block=4, width=2, levels=2)]
+    knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3),
+             bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2)]
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
         net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
         super_t = np.concatenate([tail, np.full(len(s), n), t]).astype(np.int32)
@@ -423,12 +423,14 @@ def test_push_rounds_keep_the_queue_exact():
     src_row, dst_row = np.asarray(net.res.src), np.asarray(net.res.indices)
     inside = (src_row < n) & (dst_row < n)
     src_row, dst_row = np.where(inside, src_row, 0), np.where(inside, dst_row, 0)
-    cfg = bfs_level.Config(programs=2, push_block=4, width=2)
+    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2)
+    stamp, done = jnp.full(vc, 2**31 - 1, jnp.int32), 0
     for rounds in (1, 3, 2, 4, 1, 3, 4, 2):
-        o = push_flow.push_rounds(jnp.concatenate([queue, jnp.full(vc, vc, jnp.int32)]), count, rc, ex, h,
+        o = push_flow.push_rounds(jnp.concatenate([queue, jnp.full(vc, vc, jnp.int32)]), count, rc, ex, h, stamp,
                                   net.res.indptr, net.res.indices, net.res_rev, net.res_forward.astype(jnp.int32),
-                                  term.astype(jnp.int32), n=n, room=1e9, max_rounds=rounds, cfg=cfg, interpret=True)
-        rc, ex, h, count = o.rc, o.excess, o.height, int(o.count)
+                                  term.astype(jnp.int32), n=n, round_id=done + 1, room=1e9, max_rounds=rounds,
+                                  cfg=cfg, interpret=True)
+        rc, ex, h, stamp, count, done = o.rc, o.excess, o.height, o.stamp, int(o.count), done + int(o.rounds)
         queue = jax.lax.dynamic_slice(o.buf, (o.side * vc,), (vc,))
         e, hh = np.asarray(ex), np.asarray(h)
         active = np.flatnonzero((e > 0) & (hh < n) & ~np.asarray(term))

@@ -596,10 +596,10 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
 
         def launch(s: PRState) -> PRState:
             o = push_rounds(jnp.concatenate([s.queue, jnp.full(vc, vc, jnp.int32)]), s.count, s.rc, s.excess,
-                            s.height, net.res.indptr, net.res.indices, net.res_rev, fwd, term, n=n,
-                            room=s.budget - s.work,
+                            s.height, s.owner, net.res.indptr, net.res.indices, net.res_rev, fwd, term, n=n,
+                            round_id=s.it + 1, room=s.budget - s.work,
                             max_rounds=jnp.minimum(kernel.rounds, max_iters - s.it), cfg=kernel, interpret=interpret)
-            return s._replace(rc=o.rc, excess=o.excess, height=o.height, count=o.count,
+            return s._replace(rc=o.rc, excess=o.excess, height=o.height, owner=o.stamp, count=o.count,
                               queue=lax.dynamic_slice(o.buf, (o.side * vc,), (vc,)), it=s.it + o.rounds,
                               work=s.work + o.work, pushes=s.pushes + o.pushes, relabels=s.relabels + o.relabels,
                               stalled=s.stalled | o.stalled)

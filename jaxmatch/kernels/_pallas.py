@@ -23,13 +23,14 @@ class Config(NamedTuple):
     """The persistent kernels' static knobs (hashable: a jit static argument)."""
 
     block: int = 32        # BFS: frontier vertices per chunk (a power of two)
-    width: int = 8         # arcs per vertex per inner step (a power of two)
+    width: int = 16        # BFS: arcs per vertex per inner step (a power of two)
     programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
     num_warps: int = 4
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # max flow: run the push-relabel rounds in :mod:`jaxmatch.kernels.push_flow` too
-    push_block: int = 32   # push rounds: queued vertices per chunk (a power of two)
+    push_block: int = 128  # push rounds: queued vertices per chunk (a power of two, >= the threads)
+    push_width: int = 4    # push rounds: arcs per vertex per inner step (a power of two)
     rounds: int = 1024     # push-relabel rounds per launch, at most
 
 
@@ -39,7 +40,7 @@ def choose(kernel, x, backend: str | None = None):
     graph, a batch tracer under vmap); True the default knobs; False off. The kernel is refused
     under ``vmap``: a batched launch would hold more programs than the GPU runs at once, and the
     grid barrier needs them all resident. The knobs are checked: powers of two, and on the GPU
-    tiles of at least two elements per thread."""
+    at least one queued vertex of a push chunk per thread (see :func:`_claim`)."""
     # vmap's tracers by name: the class is not public API and has moved between JAX versions
     batched = type(x).__name__ == "BatchTracer"
     backend = jax.default_backend() if backend is None else backend
@@ -51,15 +52,15 @@ def choose(kernel, x, backend: str | None = None):
         raise GraphInputError(f"kernel must be None, a bool or a kernels.Config, got {kernel!r}")
     if kernel:
         threads = 32 * kernel.num_warps
-        for name in ("block", "width", "push_block", "num_warps"):
+        for name in ("block", "width", "push_block", "push_width", "num_warps"):
             v = getattr(kernel, name)
             if v < 1 or v & (v - 1):
                 raise GraphInputError(f"Config.{name} must be a power of two, got {v}")
-        if backend == "gpu" and min(kernel.block, kernel.push_block) * kernel.width < 2 * threads:
-            # tiles of one element per thread (16 x 8, 32 x 4 at 4 warps) ended in illegal and misaligned
-            # addresses on the H100 (JAX 0.11.2), tiles of 2-16 per thread never: not understood
-            raise GraphInputError(f"Config: block * width and push_block * width must be at least twice the "
-                                  f"{threads} threads of num_warps={kernel.num_warps}")
+        if backend == "gpu" and kernel.push_block < threads:
+            # a vector of fewer elements than threads is held by several threads each, and an atomic's
+            # result seen by one copy only made the queue inconsistent (illegal addresses on the H100)
+            raise GraphInputError(f"Config.push_block must be at least the {threads} threads of "
+                                  f"num_warps={kernel.num_warps}, got {kernel.push_block}")
     if kernel and batched:
         raise GraphInputError("kernel= does not run under jax.vmap (the persistent kernel's grid barrier "
                               "needs all its programs resident); leave kernel=None there")
@@ -137,6 +138,24 @@ def _add(ref, idx, val):
     ``addupdate`` lowers to Triton's integer ``atomic_rmw`` add, and to a scatter-add (duplicates
     summed) in the interpreter."""
     jax.ref.addupdate(ref, (idx,), val)
+
+
+def _claim(ref, idx, stamp, mask, interpret):
+    """``old = ref[idx]; ref[idx] = stamp`` where mask, atomically on the GPU; True for the lanes
+    that found another value (per index, exactly one lane of those that write ``stamp`` first
+    wins). ``ref`` holds int32 stamps as float32 bit patterns (an exchange moves bits unchanged);
+    the interpreter gives the first masked lane of each index the win. The result is only sound
+    when no element of ``idx`` is held by two threads (see :func:`choose`)."""
+    val = jnp.full(idx.shape, stamp, jnp.int32)
+    if not interpret:
+        old = _i32(plgpu.atomic_xchg(ref, (jnp.where(mask, idx, 0),), _f32(val), mask=mask))
+        return mask & (old != stamp)
+    a = _i32(ref[...])
+    lane = jnp.arange(idx.shape[0])
+    earlier = (idx[None, :] == idx[:, None]) & mask[None, :] & (lane[None, :] < lane[:, None])
+    won = mask & (a[jnp.where(mask, idx, 0)] != stamp) & ~jnp.any(earlier, axis=1)
+    ref[...] = _f32(a.at[jnp.where(mask, idx, a.shape[0])].set(val, mode="drop"))
+    return won
 
 
 def _put(ref, i, value, interpret):

@@ -12,31 +12,27 @@ says a global relabel is due.
 
 One round over the queue ``Q`` (one half of a ping-pong buffer), every
 program taking chunks of :attr:`Config.push_block` queued vertices, each a
-row of a tile that walks the vertices' residual rows :attr:`Config.width`
+row of a tile that walks the vertices' residual rows :attr:`Config.push_width`
 arcs at a time:
 
 1. **push**: an active ``u`` (excess > 0, height < n, not a terminal) pushes
    on its admissible arcs (residual, head lower: h(w) < h(u)) in arc order
    as much as its excess covers (a prefix sum along the tile's row,
-   :func:`_take`), the forward arcs (of input arcs) of each ``width`` arcs
+   :func:`_take`), the forward arcs (of input arcs) of each ``push_width`` arcs
    before their reverse arcs (the array form's priority, exact for rows of
-   at most ``width`` arcs); ``rc(u, w) -= d`` as a plain store (u's
+   at most ``push_width`` arcs); ``rc(u, w) -= d`` as a plain store (u's
    thread is its one writer), ``rc(w, u) += d``, ``e(w) += d`` and
    ``e(u) -= pushed`` as integer atomic adds (which need no read first). A
-   head ``w`` that received a push and is not a terminal is to enter the
-   next queue (the other half) once: the pushes into it *elect* one arc,
-   the lowest position, by an atomic minimum into ``owner[w]`` (one of two
-   halves, by the round's parity); the active rows' lengths are added up for
-   the work rule;
+   head ``w`` that received a push and is not a terminal claims a place in
+   the next queue (the other half) with an atomic exchange of the round's
+   stamp in ``stamp[w]``: the lane that finds another stamp owns w and
+   appends it (one atomic add on the round's counter per tile); the
+   active rows' lengths are added up for the work rule;
 2. a **grid barrier** (:func:`jaxmatch.kernels._pallas._grid_sync`);
-3. **relabel**: each ``u`` of ``Q`` reads its row again: the heads of its
-   arcs that won an election are appended to the next queue (positions by
-   one atomic add on the round's counter per tile); if ``u`` is still
-   active and no residual arc leads lower, it relabels to 1 + the lowest
-   head height over its residual arcs (capped at n + 1), and if it is then
-   still active and no push into it was elected, it appends itself. The
-   next round resets the elections of its queue's vertices (every elected
-   vertex is in it), so each half is clean when its parity comes again;
+3. **relabel**: each ``u`` of ``Q`` still active reads its row again; if no
+   residual arc leads lower, it relabels to 1 + the lowest head height over
+   its residual arcs (capped at n + 1), and if still below n it claims a
+   place in the next queue like the heads;
 4. a grid barrier; the next round runs over the other half.
 
 Why this stays a correct (generic) push-relabel under concurrency (Hong's
@@ -63,15 +59,25 @@ lock-free argument, made simpler by the barrier between the two phases):
   the generic algorithm's bounds and its maximum preflow at the end hold,
   whatever the interleaving. The flow found (not its value) may differ from
   run to run, since how much of a concurrent push a vertex sees decides how
-  much it passes on. The elections put a vertex in the next queue exactly
-  once: by the one arc elected into it, or by itself when none was. Every
-  active vertex is in the queue: a vertex becomes active only by receiving
-  a push (then elected) and stays active only if it was queued. No atomic
-  here hands a value back to a tile (the elections are read after the
-  barrier with plain loads): when a tile is smaller than the threads of a
-  program Triton holds its elements in several threads, and an atomic's
-  result seen by one copy but not the others made queues inconsistent
-  (illegal addresses on the GPU with 1-D claims on 16-32 vertices).
+  much it passes on. Claims deduplicate the queue: a vertex enters each
+  round's queue once. Every active vertex is in the queue: a vertex becomes
+  active only by receiving a push (claimed then) and stays active only if
+  it was queued (claimed again in the relabel phase).
+
+What the GPU taught (H100, JAX 0.11.2). Every claim uses the value its
+atomic hands back, and no vector of the kernel holds fewer elements than the
+program has threads (``Config.push_block`` >= 32 * ``num_warps``, checked by
+:func:`jaxmatch.kernels._pallas.choose`): with 16-32 queued vertices per
+chunk at 4 warps Triton holds each vertex in several threads, an exchange's
+result reached one copy only, and the queues went inconsistent (illegal and
+misaligned addresses). A variant that elected each head's appender by an
+atomic minimum and read the elections after the barrier with plain loads
+was correct at 2^14-2^20 vertices but lost or duplicated queue entries at
+2^21 (flow not conserved): atomics whose result is not used gave no
+visibility guarantee across the barrier that could be relied on. The
+excess adds are such atomics; what reads them is the next phase's ``e > 0``
+test and the next round's push amounts, which tolerate a late add (it only
+delays a push), and every run is certified.
 
 The grid barrier and the three rotating counter slots are those of
 :mod:`jaxmatch.kernels.bfs_level` (whose docstring explains the rotation);
@@ -92,9 +98,9 @@ loop step of about ten XLA kernels in the array form.
 >>> fwd = jnp.array([1, 0, 1, 0], jnp.int32)
 >>> rc = jnp.array([0, 5, 5, 0], jnp.int32)             # the source's arc saturated
 >>> out = push_rounds(jnp.array([1, 3, 3, 3, 3, 3], jnp.int32), 1, rc, jnp.array([-5, 5, 0], jnp.int32),
-...                   jnp.array([3, 1, 0], jnp.int32), indptr, heads, rev, fwd,
-...                   jnp.array([1, 0, 1], jnp.int32), n=3, room=100.0, max_rounds=10,
-...                   cfg=Config(push_block=2, width=2), interpret=True)
+...                   jnp.array([3, 1, 0], jnp.int32), jnp.full(3, -1, jnp.int32), indptr, heads, rev, fwd,
+...                   jnp.array([1, 0, 1], jnp.int32), n=3, round_id=1, room=100.0, max_rounds=10,
+...                   cfg=Config(push_block=2, push_width=2), interpret=True)
 >>> out.rc.tolist(), out.excess.tolist(), int(out.count), int(out.rounds)
 ([0, 5, 0, 5], [-5, 0, 5], 0, 1)
 """
@@ -110,8 +116,8 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
-from jaxmatch.kernels._pallas import (Config, _add, _atomic_add, _atomic_min, _f32, _flat, _grid_sync, _i32, _load,
-                                      _put, _read, _resident, _store)
+from jaxmatch.kernels._pallas import (Config, _add, _atomic_add, _claim, _f32, _flat, _grid_sync, _i32, _load, _put,
+                                      _read, _resident, _store)
 
 STEP_LANES = 1 << 18   # the flow solver's work unit: arcs a step scans for the cost of its fixed overhead
 
@@ -129,6 +135,7 @@ class Rounds(NamedTuple):
     rc: jax.Array
     excess: jax.Array
     height: jax.Array
+    stamp: jax.Array
     buf: jax.Array
     side: jax.Array
     count: jax.Array
@@ -169,14 +176,14 @@ def _append(state, buf, slot, base_out, new, ids, interpret):
         _flat(_store, buf, base_out + first + pos - 1, ids, new, interpret)
 
 
-def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in, ex_in, h_in, ow_in, state_in,
-            buf, rc, excess, height, owner, state, *, cfg: Config, grid: int, vc: int, interpret: bool):
-    del buf_in, rc_in, ex_in, h_in, ow_in, state_in   # aliased with the outputs
-    count0, side0, n, max_rounds = (meta_ref[i] for i in range(4))
+def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in, ex_in, h_in, st_in, state_in,
+            buf, rc, excess, height, stamp, state, *, cfg: Config, grid: int, vc: int, interpret: bool):
+    del buf_in, rc_in, ex_in, h_in, st_in, state_in   # aliased with the outputs
+    count0, side0, n, max_rounds, stamp0 = (meta_ref[i] for i in range(5))
     room = room_ref[0]
     program = pl.program_id(0)
     slots = jnp.arange(cfg.push_block, dtype=jnp.int32)
-    cols = jnp.arange(cfg.width, dtype=jnp.int32)[None, :]
+    cols = jnp.arange(cfg.push_width, dtype=jnp.int32)[None, :]
 
     def chunks(count, fn):
         mine = jnp.maximum((count + cfg.push_block - 1) // cfg.push_block - program + grid - 1, 0) // grid
@@ -192,12 +199,10 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         e = _load(excess, u, ok, 0, volatile=True)
         h = _load(height, u, ok, INT_MAX, volatile=True)
         act = ok & (_load(terminal, u, ok, 1) == 0) & (e > 0) & (h < n)
-        return u, e, h, act, ok
+        return u, e, h, act
 
-    def push_chunk(rows, count, base_in, slot, mine, last):
-        u, e, h, act, ok = vertex(rows, count, base_in)
-        _store(owner, last + u, _f32(INT_MAX + 0 * u), ok, interpret)   # reset round - 1's elections (traced:
-        # Triton does not bit-cast a constant)
+    def push_chunk(rows, count, base_in, base_out, slot, rid):
+        u, e, h, act = vertex(rows, count, base_in)
         start, deg = row(u, act)
         arcs = jnp.sum(deg, dtype=jnp.int32)
 
@@ -207,7 +212,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
 
         def tile(j, c):
             rem, pushes = c
-            q = j * cfg.width + cols
+            q = j * cfg.push_width + cols
             valid = (q < deg[:, None]) & (rem[:, None] > 0)
             k = start[:, None] + q
             r = _load(rc, k, valid, 0, volatile=True)
@@ -224,36 +229,33 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             spread = jnp.where(valid, k, 0)   # lanes with nothing to add: a zero on an address of their own
             _add(rc, jnp.where(moved, kr, spread), d)
             _add(excess, jnp.where(moved, w, spread % vc), d)
-            # elect the arc that appends w to the next queue: the lowest position among this round's pushes
             cand = moved & (_load(terminal, w, moved, 1) == 0)
-            _flat(_atomic_min, owner, mine + w, k, cand, interpret)
+            _append(state, buf, slot, base_out, _flat(_claim, stamp, w, rid, cand, interpret), w, interpret)
             return rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32)
 
-        rem, pushes = lax.fori_loop(0, (jnp.max(deg) + cfg.width - 1) // cfg.width, tile,
+        top = jnp.max(deg)
+        rem, pushes = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
                                     (jnp.where(act, e, 0), jnp.int32(0)))
-        _add(excess, jnp.where(cols == 0, u[:, None], (u[:, None] + cols) % vc),
-             jnp.where((cols == 0) & act[:, None], (rem - e)[:, None], 0))   # a tile, as the other atomics
+        _add(excess, u, jnp.where(act, rem - e, 0))
 
         @pl.when(pushes > 0)
         def _():
             _atomic_add(state, _PUSHES, pushes, interpret)
 
-    def relabel_chunk(rows, count, base_in, base_out, slot, mine):
-        u, _, h, act, ok = vertex(rows, count, base_in)
-        start, deg = row(u, ok)   # every queued row: the arcs elected in the push phase append their heads
+    def relabel_chunk(rows, count, base_in, base_out, slot, rid):
+        u, _, h, act = vertex(rows, count, base_in)
+        start, deg = row(u, act)
 
         def tile(j, low):
-            q = j * cfg.width + cols
+            q = j * cfg.push_width + cols
             valid = q < deg[:, None]
             k = start[:, None] + q
             w = _load(heads, k, valid, 0)
             res = valid & (_load(rc, k, valid, 0, volatile=True) > 0) & (w != u[:, None])
             hw = jnp.where(res, _load(height, w, res, INT_MAX, volatile=True), INT_MAX)
-            won = valid & (_i32(_load(owner, mine + w, valid, 0.0, volatile=True)) == k)
-            _append(state, buf, slot, base_out, won, w, interpret)
             return jnp.minimum(low, jnp.min(hw, axis=1))
 
-        low = lax.fori_loop(0, (jnp.max(deg) + cfg.width - 1) // cfg.width, tile,
+        low = lax.fori_loop(0, (jnp.max(deg) + cfg.push_width - 1) // cfg.push_width, tile,
                             jnp.full(u.shape, INT_MAX, jnp.int32))
         relabel = act & (low >= h)
         new_h = jnp.minimum(low, n) + 1
@@ -264,9 +266,8 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         @pl.when(n_rel > 0)
         def _():
             _atomic_add(state, _RELABELS, n_rel, interpret)
-        # still active and not elected by a push into it: u appends itself
-        free = _i32(_load(owner, mine + u, ok, 0.0, volatile=True)) == INT_MAX
-        _append(state, buf, slot, base_out, act & (h < n) & free, u, interpret)
+        new = _claim(stamp, u, rid, act & (h < n), interpret)
+        _append(state, buf, slot, base_out, new, u, interpret)
 
     def go(c):
         count, done, side, work, stalled = c
@@ -281,11 +282,10 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             _put(state, _CNT + ahead, 0, interpret)
             _put(state, _ARCS + ahead, 0, interpret)
 
-        base_in, base_out = side * vc, (1 - side) * vc
-        mine, last = (done % 2) * vc, (1 - done % 2) * vc   # halves of the owner array: this round's, the last's
-        chunks(count, partial(push_chunk, count=count, base_in=base_in, slot=slot, mine=mine, last=last))
+        base_in, base_out, rid = side * vc, (1 - side) * vc, stamp0 + done
+        chunks(count, partial(push_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, rid=rid))
         ok1 = _grid_sync(state, _ARRIVED, (2 * done + 1) * grid, cfg.spin, interpret)
-        chunks(count, partial(relabel_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, mine=mine))
+        chunks(count, partial(relabel_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, rid=rid))
         ok2 = _grid_sync(state, _ARRIVED, (2 * done + 2) * grid, cfg.spin, interpret)
         nxt = _read(state, _CNT + slot, interpret)
         work = work + 1.0 + _read(state, _ARCS + slot, interpret).astype(jnp.float32) / STEP_LANES
@@ -304,7 +304,8 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         _put(state, _STALLED, 1, interpret)
 
 
-def push_rounds(buf, count, rc, excess, height, indptr, heads, rev, fwd, terminal, *, n, room, max_rounds, side=0, cfg: Config = Config(), interpret: bool = False) -> Rounds:
+def push_rounds(buf, count, rc, excess, height, stamp, indptr, heads, rev, fwd, terminal, *, n, round_id,
+                room, max_rounds, side=0, cfg: Config = Config(), interpret: bool = False) -> Rounds:
     """Run push-relabel rounds over the queue ``buf[side * vertex_cap:][:count]`` in one launch.
 
     ``buf`` [2 * vertex_cap] int32 (the other half scratch); ``rc`` [2 * arc_cap], ``excess``, ``height``
@@ -318,10 +319,9 @@ def push_rounds(buf, count, rc, excess, height, indptr, heads, rev, fwd, termina
     """
     vc = height.shape[0]
     grid = _resident(cfg, vc, cfg.push_block, interpret)
-    meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (count, side, n, max_rounds)])
+    meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (count, side, n, max_rounds, round_id)])
     room = jnp.reshape(jnp.asarray(room, jnp.float32), (1,))
-    owner = _f32(jnp.full(2 * vc, INT_MAX, jnp.int32))   # scratch: two halves of elections, reset as used
-    alias = [buf, rc, excess, height, owner, jnp.zeros(_STATE, jnp.int32)]
+    alias = [buf, rc, excess, height, _f32(stamp), jnp.zeros(_STATE, jnp.int32)]
     ins = [meta, room, indptr, heads, rev, fwd, terminal, *alias]
     whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
     first = len(ins) - len(alias)
@@ -335,6 +335,6 @@ def push_rounds(buf, count, rc, excess, height, indptr, heads, rev, fwd, termina
         compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
         interpret=interpret,
     )(*ins)
-    buf, rc, excess, height, _, st = out
-    return Rounds(rc, excess, height, buf, st[_SIDE], st[_COUNT], st[_DONE],
+    buf, rc, excess, height, stamp, st = out
+    return Rounds(rc, excess, height, _i32(stamp), buf, st[_SIDE], st[_COUNT], st[_DONE],
                   _f32(st[_WORK]), st[_PUSHES], st[_RELABELS], st[_STALLED] > 0)
