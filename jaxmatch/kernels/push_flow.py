@@ -71,13 +71,11 @@ program has threads (``Config.push_block`` >= 32 * ``num_warps``, checked by
 chunk at 4 warps Triton holds each vertex in several threads, an exchange's
 result reached one copy only, and the queues went inconsistent (illegal and
 misaligned addresses). A variant that elected each head's appender by an
-atomic minimum and read the elections after the barrier with plain loads
-was correct at 2^14-2^20 vertices but lost or duplicated queue entries at
-2^21 (flow not conserved): atomics whose result is not used gave no
-visibility guarantee across the barrier that could be relied on. The
-excess adds are such atomics; what reads them is the next phase's ``e > 0``
-test and the next round's push amounts, which tolerate a late add (it only
-delays a push), and every run is certified.
+atomic minimum (result unused) and read the elections after the barrier
+with plain loads passed the interpreter's tests and ran certified at
+2^14-2^20 vertices, but lost or duplicated queue entries at 2^21 (flow not
+conserved); its cause was not found, and this design, which ran certified
+at that size, was kept.
 
 The grid barrier and the three rotating counter slots are those of
 :mod:`jaxmatch.kernels.bfs_level` (whose docstring explains the rotation);
