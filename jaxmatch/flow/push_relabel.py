@@ -572,9 +572,10 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
 
     Each loop iteration runs a global relabel if one is due (the first
     iteration always does), then ``unroll`` push-relabel steps (no-ops once
-    none is active or a global relabel is due), or, when :func:`push_kernel`,
-    one launch of the push kernel (rounds until the work rule calls for a
-    global relabel).
+    none is active or a global relabel is due), or, when :func:`push_kernel`
+    and no non-terminal's residual row is longer than
+    ``kernel.push_max_degree``, one launch of the push kernel (rounds until
+    the work rule calls for a global relabel).
     """
     vc = net.vertex_cap
     terminal = targets | fixed
@@ -591,8 +592,21 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
     def relabel_if_due(s: PRState) -> PRState:
         return lax.cond(going(s) & (s.work >= s.budget), lambda s: relabel(s), lambda s: s, s)
 
+    steps = [lambda s: s] + [partial(push_relabel_step, net, terminal, n, rung=r, search=search) for r in rungs]
+
+    def step_body(s: PRState) -> PRState:
+        s = relabel_if_due(s)
+        for _ in range(unroll):
+            r = _rung(rungs, s.count, s.arcs, s.longest, going(s) & (s.work < s.budget))
+            s = lax.switch(r, steps, s)
+            s = s._replace(rung_steps=s.rung_steps.at[jnp.where(r > 0, r - 1, len(rungs))].add(1, mode="drop"))
+        return s
+
     if push_kernel(kernel, rc, search):   # the push-relabel rounds in the persistent kernel, many per launch
         fwd, term = net.res_forward.astype(jnp.int32), terminal.astype(jnp.int32)
+        deg = net.res.indptr[1:] - net.res.indptr[:-1]
+        # a long row is walked by one program in the kernel, load-balanced over all lanes by the XLA steps
+        short = jnp.max(jnp.where(terminal, 0, deg)) <= kernel.push_max_degree
 
         def launch(s: PRState) -> PRState:
             o = push_rounds(jnp.concatenate([s.queue, jnp.full(vc, vc, jnp.int32)]), s.count, s.rc, s.excess,
@@ -604,19 +618,14 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
                               work=s.work + o.work, pushes=s.pushes + o.pushes, relabels=s.relabels + o.relabels,
                               stalled=s.stalled | o.stalled)
 
-        def body(s: PRState) -> PRState:
+        def kernel_body(s: PRState) -> PRState:
             s = relabel_if_due(s)
             return lax.cond(going(s) & (s.work < s.budget), launch, lambda s: s, s)
-    else:
-        steps = [lambda s: s] + [partial(push_relabel_step, net, terminal, n, rung=r, search=search) for r in rungs]
 
-        def body(s: PRState) -> PRState:
-            s = relabel_if_due(s)
-            for _ in range(unroll):
-                r = _rung(rungs, s.count, s.arcs, s.longest, going(s) & (s.work < s.budget))
-                s = lax.switch(r, steps, s)
-                s = s._replace(rung_steps=s.rung_steps.at[jnp.where(r > 0, r - 1, len(rungs))].add(1, mode="drop"))
-            return s
+        def body(s: PRState) -> PRState:   # one of the two for the whole phase (`short` is fixed)
+            return lax.cond(short, kernel_body, step_body, s)
+    else:
+        body = step_body
 
     return lax.while_loop(going, body, s)
 

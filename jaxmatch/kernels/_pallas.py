@@ -31,6 +31,7 @@ class Config(NamedTuple):
     push: bool = True      # max flow: run the push-relabel rounds in :mod:`jaxmatch.kernels.push_flow` too
     push_block: int = 128  # push rounds: queued vertices per chunk (a power of two, >= the threads)
     push_width: int = 4    # push rounds: arcs per vertex per inner step (a power of two)
+    push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal has a longer residual row
     rounds: int = 1024     # push-relabel rounds per launch, at most
 
 
