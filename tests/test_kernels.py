@@ -230,7 +230,7 @@ def test_max_flow_with_push_kernel():
     capacities near 2**31 (the prefix sums' wrap-around): the value equals scipy's, and the flow and
     cut certificates hold; a few rounds per launch and tiles narrower than the rows (the forward
     arcs' priority then per tile) change nothing of that, nor does a degree bound that sends the
-    networks with longer rows to the XLA steps. A round cap shows as MAX_ITERS."""
+    networks with longer rows (here the random ones) to the XLA steps. A round cap shows as MAX_ITERS."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import maximum_flow
 
@@ -248,8 +248,7 @@ def test_max_flow_with_push_kernel():
     path = np.arange(49)
     cases.append((path, path + 1, np.full(49, 3), 50, [0], [49]))
     knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3),
-             bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2),
-             bfs_level.Config(programs=2, push_max_degree=3)]   # rows past 3 arcs: the XLA steps
+             bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2, push_max_degree=12)]
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
         net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
         super_t = np.concatenate([tail, np.full(len(s), n), t]).astype(np.int32)
