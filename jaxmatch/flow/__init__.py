@@ -39,7 +39,7 @@ class FlowResult(NamedTuple):
     (:class:`jaxmatch.Status`) is CONVERGED, MAX_ITERS when phase one
     stopped at ``max_iters`` (the flow may not be maximum), EXCESS_LEFT
     when phase two did (value and cut are maximum, but the flow breaks
-    conservation where excess was left), or KERNEL_STALLED when the BFS
+    conservation where excess was left), or KERNEL_STALLED when a
     kernel's grid barrier timed out (never seen; the result is not reliable). ``stats``: iterations (push-relabel steps of phase one),
     return_iterations (phase two), pushes (arcs pushed on), relabels,
     global_relabels, bfs_levels (BFS steps of all global relabels),
@@ -222,12 +222,17 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     ("index": stored; "search": binary search, BCSR). ``layout=None`` keeps
     the network's layout; ``k=None`` and ``lanes=None`` take the defaults
     (the values in the signature). ``kernel``: run the
-    global relabels' BFS levels in the Pallas kernel of
-    :mod:`jaxmatch.kernels.bfs_level`, a persistent kernel that runs many
-    levels per launch (default: on the GPU; off elsewhere, and refused
-    under ``vmap``; asked for on a CPU it runs in Pallas's interpreter, for
-    tests; a :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs). The
-    result is the same either way. ``throw``: eagerly, raise
+    global relabels' BFS levels in the persistent Pallas kernel of
+    :mod:`jaxmatch.kernels.bfs_level` (many levels per launch) and the
+    push-relabel rounds in that of :mod:`jaxmatch.kernels.push_flow` (many
+    rounds per launch; only for int32 capacities, the stored reverse index,
+    and networks whose non-terminal residual rows are at most
+    ``Config.push_max_degree`` arcs) (default: on the GPU; off elsewhere,
+    and refused under ``vmap``; asked for on a CPU they run in Pallas's
+    interpreter, for tests; a :class:`jaxmatch.kernels.bfs_level.Config`
+    sets their knobs, ``push=False`` keeps the XLA push steps). The value
+    and the certificates are the same either way; with the push kernel the
+    flow on each arc (not its value) may vary between GPU runs. ``throw``: eagerly, raise
     :class:`jaxmatch.SolverError` (holding the result) when ``max_iters``
     stops a phase; under ``jit``/``vmap`` read ``status`` instead.
 

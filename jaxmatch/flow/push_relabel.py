@@ -53,6 +53,12 @@ with few active vertices (most of them, on the DIMACS families) stay small,
 and ``unroll`` steps run per ``while_loop`` iteration (masked no-ops once
 done), which amortises the loop's fixed cost. On a GPU such a step costs its
 kernel launches, so the number of steps is what counts.
+With ``kernel`` (the default on the GPU) and rows of at most
+``Config.push_max_degree`` arcs, the steps run instead as rounds of the
+persistent kernel of :mod:`jaxmatch.kernels.push_flow`, many per launch:
+the same discharge, with a grid barrier between the pushes and the
+relabels in place of this step's single snapshot (its docstring gives the
+argument).
 
 The mapping of the lock-free races onto a synchronous step. Every decision of
 a step reads the heights, excesses and residual capacities at the start of
