@@ -250,6 +250,87 @@ def _transpose_order(r: np.ndarray, c: np.ndarray, nr: int, nc: int) -> np.ndarr
     return order
 
 
+def _batched_csr(g, src, dst, count: int, n_cap: int, dst_cap: int, e_cap: int) -> CSR:
+    """The CSRs of ``count`` graphs stacked ([count, ...] arrays): entry k of graph ``g[k]`` is
+    ``src[k] -> dst[k]``, the entries sorted by (g, src, dst)."""
+    starts = np.zeros(count + 1, np.int64)
+    np.cumsum(np.bincount(g, minlength=count), out=starts[1:])
+    flat = np.arange(g.size) + (g * e_cap - starts[g])   # entry k's place in the [count, e_cap] arrays
+    indptr = np.zeros((count, n_cap + 1), np.int32)
+    np.cumsum(np.bincount(g * n_cap + src, minlength=count * n_cap).reshape(count, n_cap), axis=1,
+              out=indptr[:, 1:])
+    s = np.full(count * e_cap, n_cap, np.int32)
+    d = np.full(count * e_cap, dst_cap, np.int32)
+    s[flat], d[flat] = src, dst
+    return CSR(jnp.asarray(indptr), jnp.asarray(d.reshape(count, e_cap)), jnp.asarray(s.reshape(count, e_cap)), None)
+
+
+def _sorted_unique(keys: np.ndarray, rule: str, what: str) -> np.ndarray:
+    """The distinct keys, sorted (a sort, not an argsort: nothing rides along); raises on a repeat
+    when rule == 'error', naming the first position that holds a repeated key."""
+    sk = np.sort(keys)
+    new = np.ones(sk.size, bool)
+    np.not_equal(sk[1:], sk[:-1], out=new[1:])
+    if rule == "error" and not new.all():
+        first = int(np.flatnonzero(np.isin(keys, sk[1:][~new[1:]]))[0])
+        raise GraphInputError(f"duplicate {what} at position {first} (duplicates='error')")
+    return sk[new]
+
+
+def _sizes(x, count_from, name: str) -> np.ndarray:
+    """Per-graph sizes of a batch: a 1-D array of non-negative ints that fit int32."""
+    if x is None:
+        raise GraphInputError(f"{name} must be given per graph (an array) with graph_index")
+    a = _ids(np.atleast_1d(x), name)
+    if a.size == 0:
+        raise GraphInputError(f"{name} must hold at least one graph's size")
+    if (a < 0).any():
+        i = int(np.flatnonzero(a < 0)[0])
+        raise GraphInputError(f"{name}[{i}] = {int(a[i])} is negative")
+    if count_from is not None and a.size != count_from:
+        raise GraphInputError(f"{name} has {a.size} sizes, the other sizes {count_from}: one per graph each")
+    _count(int(a.max()), name)
+    return a
+
+
+def _bipartite_batch(rows, cols, n_rows, n_cols, graph_index, duplicates, caps):
+    """:meth:`BipartiteGraph.from_edges` with ``graph_index``: the stacked batch in one pass."""
+    r, c, g = _ids(rows, "rows"), _ids(cols, "cols"), _ids(graph_index, "graph_index")
+    if not r.shape == c.shape == g.shape:
+        raise GraphInputError(f"rows, cols and graph_index must have the same length, got {r.size}, {c.size} "
+                              f"and {g.size}")
+    nr = _sizes(n_rows, None, "n_rows")
+    nc = _sizes(n_cols, nr.size, "n_cols")
+    count = nr.size
+    _in_range(g, count, "graph_index", "the number of graphs")
+    bad = np.flatnonzero((r < 0) | (r >= nr[g]))
+    if bad.size:
+        i = int(bad[0])
+        raise GraphInputError(f"rows[{i}] = {int(r[i])} is out of range [0, {int(nr[g[i]])}) for graph "
+                              f"{int(g[i])}'s n_rows")
+    bad = np.flatnonzero((c < 0) | (c >= nc[g]))
+    if bad.size:
+        i = int(bad[0])
+        raise GraphInputError(f"cols[{i}] = {int(c[i])} is out of range [0, {int(nc[g[i]])}) for graph "
+                              f"{int(g[i])}'s n_cols")
+    br = (max(int(nr.max()), 1) - 1).bit_length()   # bits of a row id, of a column id: keys by shifts
+    bc = (max(int(nc.max()), 1) - 1).bit_length()
+    if (count - 1).bit_length() + br + bc > 62:
+        raise GraphInputError("the batch's graphs times rows times columns must stay below 2**62")
+    keys = _sorted_unique((g << (br + bc)) | (r << bc) | c, duplicates, "edge (row, col) of a graph")
+    g, r, c = keys >> (br + bc), (keys >> bc) & ((1 << br) - 1), keys & ((1 << bc) - 1)
+    m = np.bincount(g, minlength=count)
+    _count(int(m.max()), "number of edges")
+    rc = _capacity(int(nr.max()), caps[0], "row_capacity")
+    cc = _capacity(int(nc.max()), caps[1], "col_capacity")
+    ec = _capacity(int(m.max()), caps[2], "edge_capacity")
+    t = np.sort((g << (br + bc)) | (c << br) | r)   # the same edges by (graph, col, row): nothing rides along
+    gt, ct, rt = t >> (br + bc), (t >> br) & ((1 << bc) - 1), t & ((1 << br) - 1)
+    return BipartiteGraph(by_col=_batched_csr(gt, ct, rt, count, cc, rc, ec),
+                          by_row=_batched_csr(g, r, c, count, rc, cc, ec),
+                          n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m), row_cap=rc, col_cap=cc, edge_cap=ec)
+
+
 def _merge(keys: np.ndarray, rule: str, what: str):
     """Sorted unique keys and the inverse map; raises on duplicates when rule == 'error'.
 
@@ -312,13 +393,27 @@ class BipartiteGraph:
 
     @classmethod
     def from_edges(cls, rows, cols, n_rows=None, n_cols=None, *, duplicates="merge",
-                   row_capacity=None, col_capacity=None, edge_capacity=None):
+                   row_capacity=None, col_capacity=None, edge_capacity=None, graph_index=None):
         """Build from edge arrays: edge k joins row ``rows[k]`` and column ``cols[k]``.
 
         A repeated (row, col) pair is stored once (``duplicates="merge"``) or
         rejected (``duplicates="error"``). Capacities default to powers of two.
+
+        With ``graph_index`` (an int array beside the edges: the graph of each
+        edge) the result is a *batch* of graphs, built in one vectorised pass:
+        ``n_rows`` and ``n_cols`` are then arrays with one size per graph,
+        edge ids are local to each graph, and the batch equals
+        :func:`stack` of the graphs built one by one (capacities: the largest
+        over the graphs, as powers of two).
+
+        >>> b = BipartiteGraph.from_edges([0, 1, 0], [1, 0, 0], n_rows=[2, 1], n_cols=[2, 3], graph_index=[0, 0, 1])
+        >>> b.n_edges.tolist(), b.by_row.indices.tolist()
+        ([2, 1], [[1, 0], [0, 4]])
         """
         _check_rule(duplicates, ("merge", "error"))
+        if graph_index is not None:
+            return _bipartite_batch(rows, cols, n_rows, n_cols, graph_index, duplicates,
+                                    (row_capacity, col_capacity, edge_capacity))
         r, c = _ids(rows, "rows"), _ids(cols, "cols")
         if r.shape != c.shape:
             raise GraphInputError(f"rows and cols must have the same length, got {r.size} and {c.size}")
@@ -716,6 +811,12 @@ def stack(graphs):
         layouts = {g.layout for g in graphs}
         if len(layouts) > 1:
             raise GraphInputError(f"stack needs one residual layout, got {sorted(layouts)}")
+    if kind is BipartiteGraph:   # one vectorised pass over all the edges (no per-graph padding)
+        parts = [g.edges() for g in graphs]
+        sizes = np.array([p[2:] for p in parts], np.int64).reshape(-1, 2)
+        gid = np.repeat(np.arange(len(parts)), [p[0].size for p in parts])
+        return BipartiteGraph.from_edges(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                                         sizes[:, 0], sizes[:, 1], graph_index=gid, **caps)
     padded = [g.with_capacity(**caps) for g in graphs]
     if kind is Graph and any(g.weighted for g in graphs):
         # an unweighted graph stores unit weights, so it joins a weighted batch as weighted

@@ -218,3 +218,54 @@ def test_bipartite_round_trip_property(edges):
     by_col = set(zip(np.asarray(g.by_col.indices[:m]), np.asarray(g.by_col.src[:m])))
     by_row = set(zip(np.asarray(g.by_row.src[:m]), np.asarray(g.by_row.indices[:m])))
     assert by_col == by_row
+
+
+def _same_batch(a, b):
+    la, lb = jax.tree_util.tree_flatten(a), jax.tree_util.tree_flatten(b)
+    assert la[1] == lb[1]
+    for x, y in zip(la[0], lb[0]):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_bipartite_batch_from_edges_equals_stack():
+    """from_edges(graph_index=...) in one pass equals stacking the graphs built one by one, padded
+    with jnp.stack (random sizes, empty graphs, repeated edges merged, edges in any order, explicit
+    capacities); stack itself takes the one-pass route and gives the same."""
+    rng = np.random.default_rng(3)
+    sizes = [(int(a), int(b)) for a, b in rng.integers(0, 12, (25, 2))] + [(0, 0), (3, 0), (1, 1)]
+    rows, cols, gid, solo = [], [], [], []
+    for i, (nr, nc) in enumerate(sizes):
+        m = int(rng.integers(0, 30)) if nr and nc else 0
+        r, c = rng.integers(0, max(nr, 1), m), rng.integers(0, max(nc, 1), m)
+        rows.append(r), cols.append(c), gid.append(np.full(m, i))
+        solo.append(BipartiteGraph.from_edges(r, c, nr, nc))
+    perm = rng.permutation(sum(len(r) for r in rows))
+    rows, cols, gid = (np.concatenate(x)[perm] for x in (rows, cols, gid))
+    n_rows, n_cols = np.array(sizes).T
+    for caps in ({}, dict(row_capacity=32, col_capacity=16, edge_capacity=64)):
+        batch = BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, graph_index=gid, **caps)
+        want = {k: jaxmatch.graph.next_pow2(max(g.capacities()[k] for g in solo)) for k in solo[0].capacities()}
+        want.update(caps)
+        _same_batch(batch, jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[g.with_capacity(**want) for g in solo]))
+    _same_batch(stack(solo), BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, graph_index=gid))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(rows=[0, 2], cols=[0, 0], n_rows=[2, 2], n_cols=[1, 1], graph_index=[0, 0]), r"rows\[1\] = 2 .* graph 0"),
+    (dict(rows=[0, 0], cols=[0, 1], n_rows=[2, 2], n_cols=[1, 1], graph_index=[0, 1]), r"cols\[1\] = 1 .* graph 1"),
+    (dict(rows=[0], cols=[0], n_rows=[1, 1], n_cols=[1, 1], graph_index=[2]), r"graph_index\[0\] = 2"),
+    (dict(rows=[0], cols=[0], n_rows=[1, 1], n_cols=[1], graph_index=[0]), "one per graph"),
+    (dict(rows=[0], cols=[0], n_rows=None, n_cols=[1], graph_index=[0]), "per graph"),
+    (dict(rows=[0], cols=[0], n_rows=[-1], n_cols=[1], graph_index=[0]), "negative"),
+    (dict(rows=[0], cols=[0], n_rows=[1], n_cols=[1], graph_index=[0.0]), "integer"),
+    (dict(rows=[0, 0], cols=[0], n_rows=[1], n_cols=[1], graph_index=[0, 0]), "same length"),
+    (dict(rows=[0, 0], cols=[0, 0], n_rows=[1], n_cols=[1], graph_index=[0, 0], duplicates="error"),
+     "duplicate .* position 0"),
+])
+def test_bipartite_batch_errors(kw, match):
+    """Bad batches are named before anything is built: ids out of their own graph's range, graph
+    ids past the sizes, size arrays of different lengths or missing, negative sizes, float ids,
+    ragged edge arrays, repeated edges under duplicates='error'."""
+    with pytest.raises(GraphInputError, match=match):
+        BipartiteGraph.from_edges(**kw)
