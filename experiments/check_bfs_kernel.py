@@ -71,7 +71,7 @@ def main():
     # max_flow with the BFS kernel alone (the same counters as without it), with the push kernel too
     # (the same value; its counters differ: see jaxmatch.kernels.push_flow) and without kernels
     scale = 8 if args.small else 14
-    for name in ("road", "rlg", "genrmf", "matching"):
+    for name in ("road", "rlg", "genrmf", "matching", "power_law"):   # power_law: hubs, so the XLA push steps
         tail, head, cap, s, t, n, _ = build(name, scale)
         net = FlowNetwork.from_edges(tail, head, cap, n)
         res = {}
