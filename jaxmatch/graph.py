@@ -250,9 +250,9 @@ def _transpose_order(r: np.ndarray, c: np.ndarray, nr: int, nc: int) -> np.ndarr
     return order
 
 
-def _batched_csr(g, src, dst, count: int, n_cap: int, dst_cap: int, e_cap: int) -> CSR:
+def _batched_csr(g, src, dst, count: int, n_cap: int, dst_cap: int, e_cap: int, weights=None, wdtype=None) -> CSR:
     """The CSRs of ``count`` graphs stacked ([count, ...] arrays): entry k of graph ``g[k]`` is
-    ``src[k] -> dst[k]``, the entries sorted by (g, src, dst)."""
+    ``src[k] -> dst[k]`` (of weight ``weights[k]``), the entries sorted by (g, src, dst)."""
     starts = np.zeros(count + 1, np.int64)
     np.cumsum(np.bincount(g, minlength=count), out=starts[1:])
     flat = np.arange(g.size) + (g * e_cap - starts[g])   # entry k's place in the [count, e_cap] arrays
@@ -262,7 +262,12 @@ def _batched_csr(g, src, dst, count: int, n_cap: int, dst_cap: int, e_cap: int) 
     s = np.full(count * e_cap, n_cap, np.int32)
     d = np.full(count * e_cap, dst_cap, np.int32)
     s[flat], d[flat] = src, dst
-    return CSR(jnp.asarray(indptr), jnp.asarray(d.reshape(count, e_cap)), jnp.asarray(s.reshape(count, e_cap)), None)
+    w = None
+    if weights is not None:
+        w = np.zeros(count * e_cap, wdtype)
+        w[flat] = weights
+        w = jnp.asarray(w.reshape(count, e_cap))
+    return CSR(jnp.asarray(indptr), jnp.asarray(d.reshape(count, e_cap)), jnp.asarray(s.reshape(count, e_cap)), w)
 
 
 def _sorted_unique(keys: np.ndarray, rule: str, what: str) -> np.ndarray:
@@ -303,16 +308,8 @@ def _bipartite_batch(rows, cols, n_rows, n_cols, graph_index, duplicates, caps):
     nc = _sizes(n_cols, nr.size, "n_cols")
     count = nr.size
     _in_range(g, count, "graph_index", "the number of graphs")
-    bad = np.flatnonzero((r < 0) | (r >= nr[g]))
-    if bad.size:
-        i = int(bad[0])
-        raise GraphInputError(f"rows[{i}] = {int(r[i])} is out of range [0, {int(nr[g[i]])}) for graph "
-                              f"{int(g[i])}'s n_rows")
-    bad = np.flatnonzero((c < 0) | (c >= nc[g]))
-    if bad.size:
-        i = int(bad[0])
-        raise GraphInputError(f"cols[{i}] = {int(c[i])} is out of range [0, {int(nc[g[i]])}) for graph "
-                              f"{int(g[i])}'s n_cols")
+    _local_ids(r, g, nr, "rows", "n_rows")
+    _local_ids(c, g, nc, "cols", "n_cols")
     br = (max(int(nr.max()), 1) - 1).bit_length()   # bits of a row id, of a column id: keys by shifts
     bc = (max(int(nc.max()), 1) - 1).bit_length()
     if (count - 1).bit_length() + br + bc > 62:
@@ -329,6 +326,52 @@ def _bipartite_batch(rows, cols, n_rows, n_cols, graph_index, duplicates, caps):
     return BipartiteGraph(by_col=_batched_csr(gt, ct, rt, count, cc, rc, ec),
                           by_row=_batched_csr(g, r, c, count, rc, cc, ec),
                           n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m), row_cap=rc, col_cap=cc, edge_cap=ec)
+
+
+def _local_ids(ids, g, sizes, name: str, size_name: str) -> None:
+    """Raise unless every ``ids[k]`` lies in [0, sizes[g[k]]) (ids local to their own graph)."""
+    bad = np.flatnonzero((ids < 0) | (ids >= sizes[g]))
+    if bad.size:
+        i = int(bad[0])
+        raise GraphInputError(f"{name}[{i}] = {int(ids[i])} is out of range [0, {int(sizes[g[i]])}) for graph "
+                              f"{int(g[i])}'s {size_name}")
+
+
+def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
+    """:meth:`Graph.from_edges` with ``graph_index``: the stacked batch in one pass."""
+    u, v, g = _ids(u, "u"), _ids(v, "v"), _ids(graph_index, "graph_index")
+    if not u.shape == v.shape == g.shape:
+        raise GraphInputError(f"u, v and graph_index must have the same length, got {u.size}, {v.size} and {g.size}")
+    nv = _sizes(n, None, "n")
+    count = nv.size
+    _in_range(g, count, "graph_index", "the number of graphs")
+    _local_ids(u, g, nv, "u", "n")
+    _local_ids(v, g, nv, "v", "n")
+    wdt = _float_dtype()
+    w = np.ones(u.size) if weights is None else _values(weights, u.size, "weights", integer=False)
+    b = (max(int(nv.max()), 1) - 1).bit_length()
+    if (count - 1).bit_length() + 2 * b > 62:
+        raise GraphInputError("the batch's graphs times vertices squared must stay below 2**62")
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    keys, inv = _merge((g << 2 * b) | (lo << b) | hi, duplicates, "edge {u, v} of a graph")
+    w = np.bincount(inv, weights=w, minlength=keys.size)
+    with np.errstate(over="ignore"):
+        w, w64 = w.astype(wdt), w
+    big = np.flatnonzero(~np.isfinite(w))
+    if big.size:
+        raise GraphInputError(f"weight {float(w64[big[0]]):.4g} of an edge does not fit {wdt}; scale the weights "
+                              "or enable 64-bit mode (jax.config.update('jax_enable_x64', True))")
+    g, lo, hi = keys >> 2 * b, (keys >> b) & ((1 << b) - 1), keys & ((1 << b) - 1)
+    off = lo != hi
+    eg, src, dst, ww = (np.concatenate([x, y[off]]) for x, y in ((g, g), (lo, hi), (hi, lo), (w, w)))
+    o = np.argsort((eg << 2 * b) | (src << b) | dst, kind="stable")
+    m, ne = np.bincount(g, minlength=count), np.bincount(eg, minlength=count)
+    _count(int(ne.max()), "number of stored entries")
+    vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
+    ec = _capacity(int(ne.max()), caps[1], "entry_capacity")
+    weighted = weights is not None or bool(np.any(w != 1))
+    return Graph(adj=_batched_csr(eg[o], src[o], dst[o], count, vc, vc, ec, ww[o], wdt), n=_i32(nv), n_edges=_i32(m),
+                 n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
 
 
 def _merge(keys: np.ndarray, rule: str, what: str):
@@ -480,14 +523,20 @@ class Graph:
 
     @classmethod
     def from_edges(cls, u, v, weights=None, n=None, *, duplicates="sum",
-                   vertex_capacity=None, entry_capacity=None):
+                   vertex_capacity=None, entry_capacity=None, graph_index=None):
         """Build from undirected edges {u[k], v[k]} with optional ``weights[k]``.
 
         Repeated edges (in either orientation) have their weights added
         (``duplicates="sum"``; an unweighted repeat becomes weight 2, and the
         graph then counts as weighted) or are rejected (``duplicates="error"``).
+        With ``graph_index`` (the graph of each edge; ``n`` an array of
+        sizes, ids local to each graph) the result is the batch that
+        :func:`stack` makes of the graphs built one by one, in one pass
+        (weighted if any graph is).
         """
         _check_rule(duplicates, ("sum", "error"))
+        if graph_index is not None:
+            return _graph_batch(u, v, weights, n, graph_index, duplicates, (vertex_capacity, entry_capacity))
         u, v = _ids(u, "u"), _ids(v, "v")
         if u.shape != v.shape:
             raise GraphInputError(f"u and v must have the same length, got {u.size} and {v.size}")
@@ -817,11 +866,15 @@ def stack(graphs):
         gid = np.repeat(np.arange(len(parts)), [p[0].size for p in parts])
         return BipartiteGraph.from_edges(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
                                          sizes[:, 0], sizes[:, 1], graph_index=gid, **caps)
-    padded = [g.with_capacity(**caps) for g in graphs]
-    if kind is Graph and any(g.weighted for g in graphs):
-        # an unweighted graph stores unit weights, so it joins a weighted batch as weighted
-        padded = [dataclasses.replace(g, weighted=True) for g in padded]
-    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *padded)
+    if kind is Graph:   # likewise; a weighted batch if any graph is (unit weights for the others)
+        parts = [g.edges() for g in graphs]
+        weighted = any(g.weighted for g in graphs)
+        w = [p[2] if p[2] is not None else np.ones(p[0].size) for p in parts] if weighted else None
+        gid = np.repeat(np.arange(len(parts)), [p[0].size for p in parts])
+        return Graph.from_edges(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                                None if w is None else np.concatenate(w), np.array([p[3] for p in parts]),
+                                graph_index=gid, **caps)
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[g.with_capacity(**caps) for g in graphs])
 
 
 def unstack(batch):

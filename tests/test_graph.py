@@ -1,4 +1,6 @@
 """Graph pytrees: construction, padding, validation, batching."""
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -269,3 +271,29 @@ def test_bipartite_batch_errors(kw, match):
     ragged edge arrays, repeated edges under duplicates='error'."""
     with pytest.raises(GraphInputError, match=match):
         BipartiteGraph.from_edges(**kw)
+
+
+def test_graph_batch_from_edges_equals_stack():
+    """Graph.from_edges(graph_index=...) equals the padded jnp.stack of the graphs built one by one:
+    weighted and unweighted graphs (an unweighted one joins a weighted batch with unit weights),
+    loops, repeated edges in both orientations summed, empty graphs; stack takes this route."""
+    rng = np.random.default_rng(4)
+    u, v, w, gid, solo = [], [], [], [], []
+    sizes = [int(x) for x in rng.integers(1, 15, 20)] + [1, 2]
+    for i, n in enumerate(sizes):
+        m = int(rng.integers(0, 25))
+        a, b = rng.integers(0, n, m), rng.integers(0, n, m)
+        wt = rng.integers(1, 5, m).astype(float)
+        u.append(a), v.append(b), w.append(wt), gid.append(np.full(m, i))
+        solo.append(Graph.from_edges(a, b, wt if i % 3 else None, n))
+    weights = np.concatenate([wt if i % 3 else np.ones(wt.size) for i, wt in enumerate(w)])
+    u, v, gid = (np.concatenate(x) for x in (u, v, gid))
+    batch = Graph.from_edges(u, v, weights, np.array(sizes), graph_index=gid)
+    caps = {k: jaxmatch.graph.next_pow2(max(g.capacities()[k] for g in solo)) for k in solo[0].capacities()}
+    padded = [dataclasses.replace(g.with_capacity(**caps), weighted=True) for g in solo]
+    _same_batch(batch, jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *padded))
+    _same_batch(stack(solo), batch)
+    plain = [Graph.from_edges([0, 1], [1, 1], None, 3), Graph.from_edges([0], [0], None, 1)]
+    assert not stack(plain).weighted and stack(plain).n_entries.tolist() == [3, 1]
+    with pytest.raises(GraphInputError, match=r"v\[0\] = 3 .* graph 0"):
+        Graph.from_edges([0], [3], None, [3], graph_index=[0])
