@@ -50,7 +50,7 @@ def choose(kernel, x, backend: str | None = None):
     if kernel is True:
         kernel = Config()
     if kernel is not False and not isinstance(kernel, Config):
-        raise GraphInputError(f"kernel must be None, a bool or a kernels.Config, got {kernel!r}")
+        raise GraphInputError(f"kernel must be None, a bool or a bfs_level.Config, got {kernel!r}")
     if kernel:
         threads = 32 * kernel.num_warps
         for name in ("block", "width", "push_block", "push_width", "num_warps"):
