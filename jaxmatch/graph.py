@@ -374,6 +374,55 @@ def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
                  n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
 
 
+def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
+    """:meth:`FlowNetwork.from_edges` with ``graph_index``: the stacked batch in one pass."""
+    t, h, g = _ids(tail, "tail"), _ids(head, "head"), _ids(graph_index, "graph_index")
+    if not t.shape == h.shape == g.shape:
+        raise GraphInputError(f"tail, head and graph_index must have the same length, got {t.size}, {h.size} "
+                              f"and {g.size}")
+    c = _values(cap, t.size, "cap", integer=True)
+    cdt = jnp.dtype(jnp.int64) if jax.config.jax_enable_x64 else jnp.dtype(jnp.int32)
+    if c.size and int(c.max()) > np.iinfo(cdt).max:
+        raise GraphInputError(f"cap = {int(c.max())} does not fit {cdt}; enable 64-bit mode "
+                              "(jax.config.update('jax_enable_x64', True)) for larger capacities")
+    nv = _sizes(n, None, "n")
+    count = nv.size
+    _in_range(g, count, "graph_index", "the number of graphs")
+    _local_ids(t, g, nv, "tail", "n")
+    _local_ids(h, g, nv, "head", "n")
+    by_graph = np.argsort(g, kind="stable")   # each network's arcs in their input order
+    t, h, c, g = t[by_graph], h[by_graph], c[by_graph], g[by_graph]
+    m = np.bincount(g, minlength=count)
+    first = np.concatenate([[0], np.cumsum(m)])
+    vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
+    ac = _capacity(int(m.max()), caps[1], "arc_capacity")
+    _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
+    total = t.size
+    ids = np.arange(total) - first[g]   # arc ids local to each network
+    # residual entries: forward i = arc i, reverse i + total; sorted by network, then as one network's
+    src, dst = np.concatenate([t, h]), np.concatenate([h, t])
+    fwd = np.concatenate([np.ones(total, bool), np.zeros(total, bool)])
+    arc, eg = np.concatenate([ids, ids]), np.concatenate([g, g])
+    second = dst if layout == "bcsr" else ~fwd
+    third = ~fwd if layout == "bcsr" else dst
+    order = np.lexsort((arc, third, second, src, eg))
+    local = np.empty(2 * total, np.int64)   # each entry's position in its network's residual arrays
+    local[order] = np.arange(2 * total) - 2 * first[eg[order]]
+    rev = np.tile(np.arange(2 * ac, dtype=np.int64), (count, 1))
+    rev[eg, local] = local[(np.arange(2 * total) + total) % max(2 * total, 1)]
+    res = _batched_csr(eg[order], src[order], dst[order], count, vc, vc, 2 * ac)
+    res_arc = np.full((count, 2 * ac), ac, np.int64)
+    res_arc[eg[order], local[order]] = arc[order]
+    res_fwd = np.zeros((count, 2 * ac), bool)
+    res_fwd[eg[order], local[order]] = fwd[order]
+    arcs = lambda x, fill, dt: np.full((count, ac), fill, dt)  # noqa: E731
+    tt, hh, cc = arcs(None, vc, np.int32), arcs(None, vc, np.int32), arcs(None, 0, cdt)
+    tt[g, ids], hh[g, ids], cc[g, ids] = t, h, c
+    return FlowNetwork(tail=jnp.asarray(tt), head=jnp.asarray(hh), cap=jnp.asarray(cc), res=res, res_arc=_i32(res_arc),
+                       res_forward=jnp.asarray(res_fwd), res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
+                       vertex_cap=vc, arc_cap=ac, layout=layout)
+
+
 def _merge(keys: np.ndarray, rule: str, what: str):
     """Sorted unique keys and the inverse map; raises on duplicates when rule == 'error'.
 
@@ -635,10 +684,18 @@ class FlowNetwork:
 
     @classmethod
     def from_edges(cls, tail, head, cap, n=None, *, layout="bcsr",
-                   vertex_capacity=None, arc_capacity=None):
-        """Build from arcs tail[k] -> head[k] with integer capacity cap[k] >= 0."""
+                   vertex_capacity=None, arc_capacity=None, graph_index=None):
+        """Build from arcs tail[k] -> head[k] with integer capacity cap[k] >= 0.
+
+        With ``graph_index`` (the network of each arc; ``n`` an array of
+        sizes, ids local to each network, arcs of a network in their input
+        order) the result is the batch that :func:`stack` makes of the
+        networks built one by one, in one pass.
+        """
         if layout not in LAYOUTS:
             raise GraphInputError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        if graph_index is not None:
+            return _flow_batch(tail, head, cap, n, graph_index, layout, (vertex_capacity, arc_capacity))
         t, h = _ids(tail, "tail"), _ids(head, "head")
         if t.shape != h.shape:
             raise GraphInputError(f"tail and head must have the same length, got {t.size} and {h.size}")
@@ -860,21 +917,20 @@ def stack(graphs):
         layouts = {g.layout for g in graphs}
         if len(layouts) > 1:
             raise GraphInputError(f"stack needs one residual layout, got {sorted(layouts)}")
-    if kind is BipartiteGraph:   # one vectorised pass over all the edges (no per-graph padding)
-        parts = [g.edges() for g in graphs]
-        sizes = np.array([p[2:] for p in parts], np.int64).reshape(-1, 2)
-        gid = np.repeat(np.arange(len(parts)), [p[0].size for p in parts])
-        return BipartiteGraph.from_edges(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
-                                         sizes[:, 0], sizes[:, 1], graph_index=gid, **caps)
-    if kind is Graph:   # likewise; a weighted batch if any graph is (unit weights for the others)
-        parts = [g.edges() for g in graphs]
-        weighted = any(g.weighted for g in graphs)
-        w = [p[2] if p[2] is not None else np.ones(p[0].size) for p in parts] if weighted else None
-        gid = np.repeat(np.arange(len(parts)), [p[0].size for p in parts])
-        return Graph.from_edges(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
-                                None if w is None else np.concatenate(w), np.array([p[3] for p in parts]),
-                                graph_index=gid, **caps)
-    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[g.with_capacity(**caps) for g in graphs])
+    # one vectorised pass over all the edges (the batch constructors), no per-graph padding
+    parts = [g.edges() for g in graphs]
+    gid = np.repeat(np.arange(len(parts)), [p[0].size for p in parts])
+    cat = [np.concatenate([p[i] for p in parts]) for i in range(2)]
+    if kind is BipartiteGraph:
+        return BipartiteGraph.from_edges(*cat, np.array([p[2] for p in parts]), np.array([p[3] for p in parts]),
+                                         graph_index=gid, **caps)
+    if kind is Graph:   # a weighted batch if any graph is (unit weights for the others)
+        w = None
+        if any(g.weighted for g in graphs):
+            w = np.concatenate([p[2] if p[2] is not None else np.ones(p[0].size) for p in parts])
+        return Graph.from_edges(*cat, w, np.array([p[3] for p in parts]), graph_index=gid, **caps)
+    return FlowNetwork.from_edges(*cat, np.concatenate([p[2] for p in parts]), np.array([p[3] for p in parts]),
+                                  layout=graphs[0].layout, graph_index=gid, **caps)
 
 
 def unstack(batch):

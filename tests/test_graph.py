@@ -297,3 +297,27 @@ def test_graph_batch_from_edges_equals_stack():
     assert not stack(plain).weighted and stack(plain).n_entries.tolist() == [3, 1]
     with pytest.raises(GraphInputError, match=r"v\[0\] = 3 .* graph 0"):
         Graph.from_edges([0], [3], None, [3], graph_index=[0])
+
+
+@pytest.mark.parametrize("layout", ["bcsr", "rcsr"])
+def test_flow_batch_from_edges_equals_stack(layout):
+    """FlowNetwork.from_edges(graph_index=...) equals the padded jnp.stack of the networks built one by
+    one (both layouts, parallel and antiparallel arcs, self-loops, networks without arcs, arcs of the
+    networks interleaved in the input); stack takes this route."""
+    rng = np.random.default_rng(5)
+    sizes = [int(x) for x in rng.integers(1, 12, 12)] + [1, 3]
+    tails, heads, caps, gid, solo = [], [], [], [], []
+    for i, n in enumerate(sizes):
+        m = int(rng.integers(0, 20)) if i < 12 else 0
+        t, h, c = rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(0, 9, m)
+        tails.append(t), heads.append(h), caps.append(c), gid.append(np.full(m, i))
+        solo.append(FlowNetwork.from_edges(t, h, c, n, layout=layout))
+    key = np.concatenate(gid)
+    order = np.argsort(rng.random(key.size))   # a random interleaving of the networks ...
+    for i in range(len(sizes)):                 # ... keeping each network's own arc order
+        order[np.flatnonzero(key[order] == i)] = np.flatnonzero(key == i)
+    t, h, c, gg = (np.concatenate(x)[order] for x in (tails, heads, caps, gid))
+    batch = FlowNetwork.from_edges(t, h, c, np.array(sizes), layout=layout, graph_index=gg)
+    cap = {k: jaxmatch.graph.next_pow2(max(g.capacities()[k] for g in solo)) for k in solo[0].capacities()}
+    _same_batch(batch, jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[g.with_capacity(**cap) for g in solo]))
+    _same_batch(stack(solo), batch)
