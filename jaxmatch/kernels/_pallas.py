@@ -2,9 +2,9 @@
 persistent kernels' static knobs (:class:`Config`), grid size and grid barrier.
 
 A leaf module (it imports only :mod:`jaxmatch._ops` and :mod:`jaxmatch.graph`'s
-error type): every kernel module imports these from here, never from another kernel. The ``interpret=`` branch
-of each helper is what the kernel does when run by the Pallas interpreter
-(on any backend, for the tests).
+error type): every kernel module imports these from here, never from another
+kernel. The ``interpret=`` branch of each helper is what the kernel does when
+run by the Pallas interpreter (on any backend, for the tests).
 """
 from __future__ import annotations
 
