@@ -97,7 +97,8 @@ def main():
                                  interpret=interpret))
 
         def run():
-            return launch(queue, 1, rc0, excess, height, jnp.full(vc, 2**31 - 1, jnp.int32), net.res.indptr, net.res.indices,
+            return launch(queue, 1, rc0, excess, height, jnp.full(vc, 2**31 - 1, jnp.int32), net.res.indptr,
+                          net.res.indices,
                           net.res_rev, fwd, terminal)
         out = run()
         assert int(out.excess[L - 1]) == 1 and int(out.rounds) == L - 2, out
