@@ -415,8 +415,7 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     res_arc[eg[order], local[order]] = arc[order]
     res_fwd = np.zeros((count, 2 * ac), bool)
     res_fwd[eg[order], local[order]] = fwd[order]
-    arcs = lambda x, fill, dt: np.full((count, ac), fill, dt)  # noqa: E731
-    tt, hh, cc = arcs(None, vc, np.int32), arcs(None, vc, np.int32), arcs(None, 0, cdt)
+    tt, hh, cc = np.full((count, ac), vc, np.int32), np.full((count, ac), vc, np.int32), np.zeros((count, ac), cdt)
     tt[g, ids], hh[g, ids], cc[g, ids] = t, h, c
     return FlowNetwork(tail=jnp.asarray(tt), head=jnp.asarray(hh), cap=jnp.asarray(cc), res=res, res_arc=_i32(res_arc),
                        res_forward=jnp.asarray(res_fwd), res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
