@@ -13,6 +13,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
@@ -76,6 +77,23 @@ def _resident(cfg: Config, items: int, block: int, interpret: bool) -> int:
         return 1
     sms = getattr(jax.devices()[0], "core_count", None) or 1
     return max(1, min(cfg.programs, sms, -(-items // block)))
+
+
+def _persistent_call(kernel, reads, alias, *, grid: int, cfg: Config, interpret: bool):
+    """One launch of a persistent kernel over ``grid`` programs, every array whole in each program:
+    ``reads`` are inputs only, ``alias`` are updated in place and returned (a list, in order)."""
+    ins = [*reads, *alias]
+    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
+    return pl.pallas_call(
+        kernel,
+        grid=(grid,),
+        in_specs=[whole(x) for x in ins],
+        out_specs=[whole(x) for x in alias],
+        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in alias],
+        input_output_aliases={len(reads) + i: i for i in range(len(alias))},
+        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
+        interpret=interpret,
+    )(*ins)
 
 
 def _load(ref, idx, mask, other, volatile=False):

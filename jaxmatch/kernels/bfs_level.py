@@ -76,15 +76,13 @@ from __future__ import annotations
 
 from functools import partial
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
-from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX, compact, take
 from jaxmatch.kernels._pallas import (_atomic_add, _atomic_min, _f32, _flat, _grid_sync, _i32, _load, _put, _read,
-                                      _resident, _store)
+                                      _persistent_call, _resident, _store)
 from jaxmatch.kernels._pallas import Config, choose  # noqa: F401  (the solvers' kernel= option)
 
 
@@ -226,20 +224,9 @@ def _launch(kind, reads, buf, dists, *, count, level, step, side, want, max_leve
     max_levels = cfg.levels if max_levels is None else max_levels
     meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (level, count, max_levels, want, side, step)])
     alias = [buf, *dists, jnp.zeros(_STATE, jnp.int32)]
-    ins = [meta, *reads, *alias]
-    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
-    first = 1 + len(reads)
-    out = pl.pallas_call(
-        partial(_kernel, kind=kind, n_reads=len(reads), n_dists=len(dists), cfg=cfg, grid=grid, vc=vc,
-                interpret=interpret),
-        grid=(grid,),
-        in_specs=[whole(x) for x in ins],
-        out_specs=[whole(x) for x in alias],
-        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in alias],
-        input_output_aliases={first + i: i for i in range(len(alias))},
-        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
-        interpret=interpret,
-    )(*ins)
+    out = _persistent_call(partial(_kernel, kind=kind, n_reads=len(reads), n_dists=len(dists), cfg=cfg, grid=grid,
+                                   vc=vc, interpret=interpret),
+                           [meta, *reads], alias, grid=grid, cfg=cfg, interpret=interpret)
     return out[0], out[1:-1], out[-1]
 
 

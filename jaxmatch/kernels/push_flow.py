@@ -113,11 +113,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
-from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
 from jaxmatch.kernels._pallas import (Config, _add, _atomic_add, _claim, _f32, _flat, _grid_sync, _i32, _load, _put,
-                                      _read, _resident, _store)
+                                      _persistent_call, _read, _resident, _store)
 
 STEP_LANES = 1 << 18   # the flow solver's work unit: arcs a step scans for the cost of its fixed overhead
 
@@ -322,19 +321,9 @@ def push_rounds(buf, count, rc, excess, height, stamp, indptr, heads, rev, fwd, 
     meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (count, side, n, max_rounds, round_id)])
     room = jnp.reshape(jnp.asarray(room, jnp.float32), (1,))
     alias = [buf, rc, excess, height, _f32(stamp), jnp.zeros(_STATE, jnp.int32)]
-    ins = [meta, room, indptr, heads, rev, fwd, terminal, *alias]
-    whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
-    first = len(ins) - len(alias)
-    out = pl.pallas_call(
-        partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret),
-        grid=(grid,),
-        in_specs=[whole(x) for x in ins],
-        out_specs=[whole(x) for x in alias],
-        out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in alias],
-        input_output_aliases={first + i: i for i in range(len(alias))},
-        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
-        interpret=interpret,
-    )(*ins)
+    out = _persistent_call(partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret),
+                           [meta, room, indptr, heads, rev, fwd, terminal], alias, grid=grid, cfg=cfg,
+                           interpret=interpret)
     buf, rc, excess, height, stamp, st = out
     return Rounds(rc, excess, height, _i32(stamp), buf, st[_SIDE], st[_COUNT], st[_DONE],
                   _f32(st[_WORK]), st[_PUSHES], st[_RELABELS], st[_STALLED] > 0)
