@@ -61,9 +61,10 @@ def random_batch(count, rng):
     return (u, v, w, sizes, gid), jaxmatch.Graph.from_edges(u, v, w, sizes, graph_index=gid)
 
 
-def reference(u, v, w, n):
-    """One graph coarsened on its own: (clusters, weight between clusters)."""
-    g = jaxmatch.Graph.from_edges(u, v, w, n)
+def reference(u, v, w, n, caps):
+    """One graph coarsened on its own: (clusters, weight between clusters). ``caps``: the
+    capacities to build it with (the batch's: every graph then shares one compiled Suitor)."""
+    g = jaxmatch.Graph.from_edges(u, v, w, n, **caps)
     mate = np.asarray(jaxmatch.suitor(g).mate)
     ids = np.arange(n)
     cluster = np.where(mate >= 0, np.minimum(ids, mate), ids)
@@ -91,7 +92,7 @@ def main(argv=None):
     clusters, between = np.asarray(clusters), np.asarray(between)
     for i in rng.choice(args.graphs, min(args.check, args.graphs), replace=False):
         e = gid == i
-        want = reference(u[e], v[e], w[e], int(sizes[i]))
+        want = reference(u[e], v[e], w[e], int(sizes[i]), batch.capacities())
         assert (int(clusters[i]), round(float(between[i]), 3)) == (want[0], round(want[1], 3)), (i, want)
     print(f"{args.graphs} graphs on {jax.default_backend()}: built in {t1 - t0:.2f} s, first call {t2 - t1:.2f} s, "
           f"warm {t3 - t2:.3f} s; vertices {int(sizes.sum())} -> {int(clusters.sum())} clusters "

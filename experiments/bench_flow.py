@@ -272,7 +272,8 @@ def main():
         meta = dict(device=str(device), platform=device.platform, jax=jax.__version__, cpus=os.cpu_count(),
                     xla_flags=os.environ.get("XLA_FLAGS", ""), date=time.strftime("%Y-%m-%d"),
                     repeats=args.repeats, peer_limit_s=args.peer_limit, ortools_limit_s=args.ortools_limit,
-                    capacity=caps, k=args.k if args.k is not None else pr.DEFAULT_K,
+                    capacity=caps,
+                    k=args.k if args.k is not None else f"{pr.KERNEL_K} with the push kernel, else {pr.DEFAULT_K}",
                     unroll=pr.DEFAULT_UNROLL,
                     results=rows_out, elapsed_s=time.perf_counter() - t_start)
         (out_dir / "bench_flow.json").write_text(json.dumps(meta, indent=1))

@@ -36,6 +36,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmatch._ops import device
+
 __all__ = [
     "GraphInputError", "CSR", "BipartiteGraph", "Graph", "FlowNetwork",
     "stack", "unstack", "next_pow2",
@@ -183,7 +185,7 @@ def _static():
 
 
 def _i32(a) -> jax.Array:
-    return jnp.asarray(np.asarray(a, dtype=np.int32))
+    return device(a, np.int32)
 
 
 # --------------------------------------------------------------------------
@@ -226,7 +228,7 @@ def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None)
     if weights is not None:
         w = np.zeros(e_cap, wdtype)
         w[:m] = weights if presorted else weights[order]
-        w = jnp.asarray(w)
+        w = device(w)
     return CSR(_i32(indptr), _i32(d), _i32(s), w)
 
 
@@ -266,8 +268,8 @@ def _batched_csr(g, src, dst, count: int, n_cap: int, dst_cap: int, e_cap: int, 
     if weights is not None:
         w = np.zeros(count * e_cap, wdtype)
         w[flat] = weights
-        w = jnp.asarray(w.reshape(count, e_cap))
-    return CSR(jnp.asarray(indptr), jnp.asarray(d.reshape(count, e_cap)), jnp.asarray(s.reshape(count, e_cap)), w)
+        w = device(w.reshape(count, e_cap))
+    return CSR(device(indptr), device(d.reshape(count, e_cap)), device(s.reshape(count, e_cap)), w)
 
 
 def _sorted_unique(keys: np.ndarray, rule: str, what: str) -> np.ndarray:
@@ -417,8 +419,8 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     res_fwd[eg[order], local[order]] = fwd[order]
     tt, hh, cc = np.full((count, ac), vc, np.int32), np.full((count, ac), vc, np.int32), np.zeros((count, ac), cdt)
     tt[g, ids], hh[g, ids], cc[g, ids] = t, h, c
-    return FlowNetwork(tail=jnp.asarray(tt), head=jnp.asarray(hh), cap=jnp.asarray(cc), res=res, res_arc=_i32(res_arc),
-                       res_forward=jnp.asarray(res_fwd), res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
+    return FlowNetwork(tail=device(tt), head=device(hh), cap=device(cc), res=res, res_arc=_i32(res_arc),
+                       res_forward=device(res_fwd), res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
                        vertex_cap=vc, arc_cap=ac, layout=layout)
 
 
@@ -726,10 +728,10 @@ class FlowNetwork:
         rev[pos] = pos[(np.arange(2 * m) + m) % max(2 * m, 1)]
         res = _csr(src, dst, vc, vc, 2 * ac, order=order)
         pad = lambda a, fill, dt=np.int32: np.pad(a, (0, ac - m), constant_values=fill).astype(dt)
-        return cls(tail=_i32(pad(t, vc)), head=_i32(pad(h, vc)), cap=jnp.asarray(pad(c, 0, cdt)),
+        return cls(tail=_i32(pad(t, vc)), head=_i32(pad(h, vc)), cap=device(pad(c, 0, cdt)),
                    res=res,
                    res_arc=_i32(np.pad(arc[order], (0, 2 * (ac - m)), constant_values=ac)),
-                   res_forward=jnp.asarray(np.pad(fwd[order], (0, 2 * (ac - m)))),
+                   res_forward=device(np.pad(fwd[order], (0, 2 * (ac - m)))),
                    res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
                    vertex_cap=vc, arc_cap=ac, layout=layout)
 

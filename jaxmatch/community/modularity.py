@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, is_traced, take
+from jaxmatch._ops import INT_MAX, device, is_traced, take
 from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, _float_dtype, check_not_batch, check_type
 
 __all__ = ["modularity", "degrees", "partition_modularity", "entry_modularity"]
@@ -145,4 +145,4 @@ def _labels(g, labels):
         raise GraphInputError("labels must fit int32")
     out = np.zeros(g.vertex_cap, np.int32)
     out[:n] = a[:n]
-    return jnp.asarray(out)
+    return device(out)

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, mask_ids, take, trim
+from jaxmatch._ops import device, is_traced, mask_ids, take, trim
 from jaxmatch.status import Status, settle, with_status_name
 from jaxmatch.flow import push_relabel as _pr
 from jaxmatch.kernels import bfs_level as _bfs_level
@@ -104,7 +104,7 @@ def _terminal(x, name: str, n):
         if bad.size:
             raise GraphInputError(
                 f"{name} {int(a.ravel()[bad[0]])} is out of range [0, {n}) for a network with n = {n}")
-    return jnp.asarray(a.astype(np.int32)), a.ravel().astype(np.int64)
+    return device(a.astype(np.int32)), a.ravel().astype(np.int64)
 
 
 @jax.jit
@@ -172,7 +172,6 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
     if k is not None and not np.isfinite(k):
         raise GraphInputError(f"k must be finite, got {k!r}")
     check_positive(lanes, "lanes")
-    k = _pr.DEFAULT_K if k is None else k            # None: the default
     lanes = _pr.DEFAULT_LANES if lanes is None else int(lanes)
     if layout is not None and layout != net.layout:
         if is_traced(net.n):
@@ -194,7 +193,7 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
     if max_iters is None:
         max_iters = 16 * net.vertex_cap + 4096
     max_iters = min(int(max_iters), INT32_MAX)  # an int32 operand: more steps than it holds are never run
-    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=float(k), width=_window_width(net, src, snk, lanes),
+    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=None if k is None else float(k), width=_window_width(net, src, snk, lanes),
                                search=reverse == "search")
 
 
@@ -203,7 +202,7 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
 
 
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
-             k: float | None = _pr.DEFAULT_K, lanes: int | None = _pr.DEFAULT_LANES, reverse: str = "index",
+             k: float | None = None, lanes: int | None = _pr.DEFAULT_LANES, reverse: str = "index",
              kernel=None, throw: bool = True) -> FlowResult:
     """Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
 
@@ -220,8 +219,10 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     scans at once (widened to the longest residual row; under jit/vmap the
     whole residual arc array), ``reverse`` how a push finds the reverse arc
     ("index": stored; "search": binary search, BCSR). ``layout=None`` keeps
-    the network's layout; ``k=None`` and ``lanes=None`` take the defaults
-    (the values in the signature). ``kernel``: run the
+    the network's layout; ``k=None`` takes ``KERNEL_K`` = 0.25 where the
+    push kernel runs and ``DEFAULT_K`` = 0.5 elsewhere (the measured best of
+    each: RESULTS, session 12), ``lanes=None`` the default in the
+    signature. ``kernel``: run the
     global relabels' BFS levels in the persistent Pallas kernel of
     :mod:`jaxmatch.kernels.bfs_level` (many levels per launch) and the
     push-relabel rounds in that of :mod:`jaxmatch.kernels.push_flow` (many
@@ -253,6 +254,8 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     """
     net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
     kernel = _bfs_level.choose(kernel, net.cap)
+    if opts["k"] is None:
+        opts["k"] = _pr.KERNEL_K if _pr.push_kernel(kernel, net.cap, opts["search"]) else _pr.DEFAULT_K
     check_flag(throw, "throw")
     flow, value, side, status, stats = _solve(net, src, snk, kernel=kernel,
                                               interpret=kernel is not None and jax.default_backend() != "gpu", **opts)
@@ -267,7 +270,16 @@ def _solve(net, source, sink, **opts):
     # unless the binary search needs BCSR's row order
     if not opts["search"] and net.layout != "bcsr":
         net = dataclasses.replace(net, layout="bcsr")
-    return _solve_jit(net, source, sink, **opts)
+    return _solve_jit(net, _padded_ids(source), _padded_ids(sink), **opts)
+
+
+def _padded_ids(ids):
+    """Concrete terminal ids padded with -1 (ignored) to a power of two (at least 8), so one source
+    and a few share one compilation; traced ids as they are."""
+    if is_traced(ids):
+        return ids
+    a = np.ravel(np.asarray(ids)).astype(np.int32)
+    return np.concatenate([a, np.full(max(8, next_pow2(a.size)) - a.size, -1, np.int32)])
 
 
 @partial(jax.jit, static_argnames=("k", "width", "search", "kernel", "interpret"))
@@ -296,7 +308,7 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
         crossing = take(side, net.tail, False) & ~take(side, net.head, True)
     else:
         m, host = int(net.n_arcs), np.asarray(side)
-        crossing = jnp.asarray(host[np.asarray(net.tail)[:m]] & ~host[np.asarray(net.head)[:m]])
+        crossing = device(host[np.asarray(net.tail)[:m]] & ~host[np.asarray(net.head)[:m]])
     status = jnp.where(res.status == Status.EXCESS_LEFT, Status.CONVERGED, res.status).astype(jnp.int32)
     return settle("min_cut", CutResult(res.flow_value, side, crossing, status), throw)
 

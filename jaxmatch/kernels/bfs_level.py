@@ -76,6 +76,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
@@ -230,6 +231,7 @@ def _launch(kind, reads, buf, dists, *, count, level, step, side, want, max_leve
     return out[0], out[1:-1], out[-1]
 
 
+@partial(jax.jit, static_argnames=("cfg", "interpret"))   # eager calls reuse the compiled launch
 def bfs_levels(buf, count, level, dist, indptr, heads, rev, rc, counted, *, side=0, want=INT_MAX, max_levels=None,
                cfg: Config = Config(), interpret: bool = False):
     """Run BFS levels ``level``, ``level + 1``, ... from the frontier ``buf[side * vertex_cap:][:count]``
@@ -253,6 +255,7 @@ def bfs_levels(buf, count, level, dist, indptr, heads, rev, rc, counted, *, side
     return _i32(d), buf, st[_SIDE], st[_COUNT], st[_TOTAL], st[_DONE], st[_STALLED] > 0
 
 
+@partial(jax.jit, static_argnames=("cfg", "interpret"))   # eager calls reuse the compiled launch
 def alternating_bfs(indptr, heads, mate, psi_r, n_rows, *, cfg: Config = Config(), interpret: bool = False):
     """G-PR's global relabel (:func:`jaxmatch.bipartite.push_relabel.global_relabel`) in the
     persistent kernel: from the rows with ``psi_r == 0`` (the unmatched ones), rows at level 2i

@@ -303,6 +303,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         _put(state, _STALLED, 1, interpret)
 
 
+@partial(jax.jit, static_argnames=("cfg", "interpret"))   # eager calls reuse the compiled launch
 def push_rounds(buf, count, rc, excess, height, stamp, indptr, heads, rev, fwd, terminal, *, n, round_id,
                 room, max_rounds, side=0, cfg: Config = Config(), interpret: bool = False) -> Rounds:
     """Run push-relabel rounds over the queue ``buf[side * vertex_cap:][:count]`` in one launch.

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced, take, trim
+from jaxmatch._ops import device, is_traced, take, trim
 from jaxmatch.status import settle, with_status_name
 from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_flag, check_not_batch, check_positive, check_type
 from jaxmatch.weighted import b_suitor as _bs
@@ -246,7 +246,7 @@ def _b_input(g, b, max_b):
         raise GraphInputError(f"max(b) = {top} does not fit int32")
     full = np.zeros(V, np.int32)
     full[:arr.shape[0]] = arr
-    return jnp.asarray(full), int(max_b or max(top, 1))
+    return device(full), int(max_b or max(top, 1))
 
 
 def b_suitor(g: Graph, b=1, *, max_b: int | None = None, max_iters: int | None = None,
