@@ -57,6 +57,96 @@ def main():
         return out.excess.tolist()
     stage("push_rounds", rounds)
 
+    def genrmf_rounds():
+        """Both kernels alone on genrmf (4 x 4 x 4, 4 programs): heights by the BFS kernel from the sink
+        (checked against scipy's BFS), then push rounds from the saturated source arcs (excess
+        conserved, the queue exactly the active vertices)."""
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import shortest_path
+        tail, head, cap, s, t, n = genrmf(4, 4, seed=1)
+        net = FlowNetwork.from_edges(tail, head, cap, n)
+        vc = net.vertex_cap
+        arc, fwd = np.asarray(net.res_arc), np.asarray(net.res_forward)
+        c = np.where(arc < net.arc_cap, np.asarray(net.cap)[np.minimum(arc, net.arc_cap - 1)], 0)
+        src, dst = np.asarray(net.res.src), np.asarray(net.res.indices)
+        sat = fwd & (src == s)                                # the source's arcs saturated
+        rc = np.where(fwd, c, 0)
+        rc[sat] = 0
+        rc[np.asarray(net.res_rev)[sat]] = c[sat]
+        excess = np.zeros(vc, np.int64)
+        np.add.at(excess, dst[sat], c[sat])
+        excess[s] = -c[sat].sum()
+        live = (rc > 0) & (src < n) & (dst < n)               # heights: residual distance to the sink
+        A = sp.coo_array((np.ones(live.sum()), (dst[live], src[live])), shape=(n, n)).tocsr()
+        want = shortest_path(A, unweighted=True, indices=t)
+        dist = np.full(vc, 2**31 - 1, np.int32)
+        dist[t] = 0
+        buf = np.full(2 * vc, vc, np.int32)
+        buf[0] = t
+        d, buf2, side, count, _, done, stalled = bfs_level.bfs_levels(
+            jnp.asarray(buf), 1, 1, jnp.asarray(dist), net.res.indptr, net.res.indices, net.res_rev,
+            jnp.asarray(rc, jnp.int32), jnp.ones(vc, bool), max_levels=1000, cfg=cfg, interpret=interpret)
+        d = np.asarray(d)[:n]
+        assert not bool(stalled) and int(count) == 0
+        assert np.array_equal(np.where(np.isinf(want), 2**31 - 1, want).astype(np.int64), d.astype(np.int64))
+        h = np.where(d == 2**31 - 1, n, d).astype(np.int32)
+        h[s] = n
+        term = np.zeros(vc, np.int32)
+        term[[s, t]] = 1
+        term[n:] = 1
+        active = np.flatnonzero((excess > 0) & (h < n) & (term == 0))
+        q = np.full(2 * vc, vc, np.int32)
+        q[:active.size] = active
+        out = push_flow.push_rounds(jnp.asarray(q), active.size, jnp.asarray(rc, jnp.int32),
+                                    jnp.asarray(excess, jnp.int32), jnp.asarray(np.pad(h, (0, vc - n))),
+                                    jnp.full(vc, -1, jnp.int32), net.res.indptr, net.res.indices, net.res_rev,
+                                    jnp.asarray(fwd, jnp.int32), jnp.asarray(term), n=n, round_id=1, room=1e9,
+                                    max_rounds=64, cfg=cfg, interpret=interpret)
+        e, hh = np.asarray(out.excess), np.asarray(out.height)
+        assert int(e.astype(np.int64).sum()) == 0 and not bool(out.stalled)
+        queue = np.asarray(out.buf)[int(out.side) * vc:][:int(out.count)]
+        assert sorted(queue.tolist()) == np.flatnonzero((e > 0) & (hh < n) & (term == 0)).tolist()
+        return dict(levels=int(done), rounds=int(out.rounds), pushes=int(out.pushes))
+    stage("genrmf_kernels", genrmf_rounds)
+
+    def alternating():
+        """G-PR's global relabel kernel alone on a grid with a greedy matching, against a plain BFS."""
+        side = 8
+        ids = np.arange(side * side).reshape(side, side)
+        u = np.r_[ids[:, :-1].ravel(), ids[:-1, :].ravel()]
+        v = np.r_[ids[:, 1:].ravel(), ids[1:, :].ravel()]
+        g = BipartiteGraph.from_edges(np.r_[u, v], np.r_[v, u], side * side, side * side)
+        indptr, heads = np.asarray(g.by_row.indptr), np.asarray(g.by_row.indices)
+        nr = side * side
+        row_mate, col_mate = np.full(g.row_cap, -1), np.full(g.col_cap, -1)
+        for r in range(0, nr, 3):                              # a greedy, far from maximum, matching
+            for c in heads[indptr[r]:indptr[r + 1]]:
+                if c < nr and col_mate[c] < 0:
+                    row_mate[r], col_mate[c] = c, r
+                    break
+        psi_r = np.where(row_mate < 0, 0, 2**31 - 1).astype(np.int32)
+        got_r, got_c, _, stalled = bfs_level.alternating_bfs(
+            jnp.asarray(indptr, jnp.int32), jnp.asarray(heads, jnp.int32), jnp.asarray(col_mate, jnp.int32),
+            jnp.asarray(psi_r), nr, cfg=cfg, interpret=interpret)
+        want_c = np.full(g.col_cap, 2**31 - 1)
+        want_r = psi_r.astype(np.int64).copy()
+        frontier, level = [r for r in range(nr) if psi_r[r] == 0], 0
+        while frontier:
+            nxt = []
+            for r in frontier:
+                for c in heads[indptr[r]:indptr[r + 1]]:
+                    if c < nr and want_c[c] == 2**31 - 1:
+                        want_c[c] = level + 1
+                        m = col_mate[c]
+                        if m >= 0 and want_r[m] != 0 and want_r[m] == 2**31 - 1:
+                            want_r[m] = level + 2
+                            nxt.append(m)
+            frontier, level = nxt, level + 2
+        assert not bool(stalled)
+        assert np.array_equal(np.asarray(got_c), want_c), (np.asarray(got_c), want_c)
+        return int(np.max(np.where(want_c < 2**31 - 1, want_c, 0)))
+    stage("alternating_bfs", alternating)
+
     def flow():
         tail, head, cap, s, t, n = genrmf(3, 3, seed=2)
         net = FlowNetwork.from_edges(tail, head, cap, n)
