@@ -1,15 +1,31 @@
-"""Batches of small graphs end to end (issue 21), so far the matching family: build, stack, solve.
+"""Batches of small graphs end to end (issue 21): build, solve, answers back, against a per-graph loop.
 
-B random bipartite graphs of 64 x 64 with about 4 edges per row (the issue's
-measurement), timed step by step: B x ``from_scipy`` then ``jaxmatch.stack``
-(the per-graph route), the same batch from concatenated edge arrays with
-``BipartiteGraph.from_edges(graph_index=...)`` (the one-pass route), the
-vmapped ``maximum_matching`` (first call and warm), the answers back as
-NumPy, against a plain loop of scipy's ``maximum_bipartite_matching`` over
-the same graphs. Every cardinality is checked against scipy's.
+``--families`` (default: all):
 
-    python experiments/bench_batch.py                    # B = 2,000 and 20,000 (CPU: about a minute)
-    python experiments/bench_batch.py --graphs 100000
+- ``matching``: B random bipartite graphs of ``side`` x ``side`` with ``degree``
+  edges per row (the issue's measurement), timed step by step: B x
+  ``from_scipy`` then ``jaxmatch.stack`` (the per-graph route), the same batch
+  from concatenated edge arrays with ``BipartiteGraph.from_edges(graph_index=...)``
+  (the one-pass route), the vmapped ``maximum_matching`` (first call and warm),
+  against a loop of scipy's ``maximum_bipartite_matching``; every cardinality
+  equal to scipy's.
+- ``flow``: random networks of ``side`` vertices (no self-loops, capacities
+  1-100), source 0, sink ``side - 1``, ``FlowNetwork.from_edges(graph_index=...)``
+  and the vmapped ``max_flow``, against a loop of scipy's ``maximum_flow``;
+  every value equal to scipy's.
+- ``suitor`` and ``louvain``: random weighted graphs of ``side`` vertices,
+  ``Graph.from_edges(graph_index=...)``, the vmapped ``suitor`` (matching
+  weight) and ``louvain`` (modularity); each checked against the graph's own
+  eager run for ``--check`` graphs (built at the batch's capacities: one
+  compile), and timed against networkx (``max_weight_matching``,
+  ``louvain_communities``) on at most ``--peer-graphs`` graphs, reported per
+  graph and scaled to B.
+
+"End to end" is the one-pass build plus the warm solve with the answers back
+as NumPy (compile reported apart, as ``first_solve_s``).
+
+    python experiments/bench_batch.py                    # B = 2,000 and 20,000
+    python experiments/bench_batch.py --graphs 100000 --families matching
 """
 from __future__ import annotations
 
@@ -24,61 +40,169 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+FAMILIES = ["matching", "flow", "suitor", "louvain"]
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--graphs", type=int, nargs="+", default=[2000, 20000])
+    p.add_argument("--families", nargs="+", default=FAMILIES, choices=FAMILIES)
     p.add_argument("--side", type=int, default=64)
     p.add_argument("--degree", type=int, default=4)
+    p.add_argument("--check", type=int, default=20, help="graphs checked against their own eager run")
+    p.add_argument("--peer-graphs", type=int, default=500, help="graphs the networkx peers run on")
     p.add_argument("--per-graph-limit", type=int, default=5000,
                    help="the per-graph route (from_scipy + stack) only up to this many graphs")
     args = p.parse_args()
+    import jax
+
+    rows = []
+    for family in args.families:
+        for B in args.graphs:
+            row = dict(family=family, graphs=B, side=args.side, edges_per_graph=args.side * args.degree,
+                       backend=jax.default_backend())
+            globals()["_" + family](row, np.random.default_rng(B), B, args)
+            row["end_to_end_s"] = row["graph_index_build_s"] + row["warm_solve_s"]
+            row["graphs_per_min_end_to_end"] = 60 * B / row["end_to_end_s"]
+            rows.append(row)
+            print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+    out = Path(os.environ.get("OUT", "experiments/results"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_batch.json").write_text(json.dumps(dict(device=str(jax.devices()[0]), jax=jax.__version__,
+                                                          rows=rows), indent=1))
+    print(f"\n{'family':9} {'graphs':>7} {'build s':>8} {'first s':>8} {'warm s':>8} {'end-to-end M/min':>17} "
+          f"{'peer loop s':>12}")
+    for r in rows:
+        print(f"{r['family']:9} {r['graphs']:7d} {r['graph_index_build_s']:8.3f} {r['first_solve_s']:8.2f} "
+              f"{r['warm_solve_s']:8.4f} {r['graphs_per_min_end_to_end'] / 1e6:17.2f} {r['peer_loop_s']:12.3f}")
+
+
+def _solve_twice(row, solve, batch):
+    import jax
+    row["first_solve_s"] = _timed(lambda: jax.tree_util.tree_map(np.asarray, solve(batch)))[1]
+    got, row["warm_solve_s"] = _timed(lambda: jax.tree_util.tree_map(np.asarray, solve(batch)))
+    return got
+
+
+def _matching(row, rng, B, args):
     import jax
     import scipy.sparse as sp
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
     import jaxmatch
-    rows = []
-    solve = jax.jit(jax.vmap(lambda g: jaxmatch.maximum_matching(g).cardinality))
-    for B in args.graphs:
-        rng = np.random.default_rng(B)
-        n, m = args.side, args.side * args.degree
-        gid = np.repeat(np.arange(B), m)
-        r, c = rng.integers(0, n, B * m), rng.integers(0, n, B * m)
-        row = dict(graphs=B, side=n, edges_per_graph=m, backend=jax.default_backend())
-        t = time.perf_counter()
-        mats = [sp.csr_array((np.ones(m), (r[i * m:(i + 1) * m], c[i * m:(i + 1) * m])), shape=(n, n))
-                for i in range(B)]
-        row["scipy_build_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        want = np.array([int((maximum_bipartite_matching(A, perm_type="column") >= 0).sum()) for A in mats])
-        row["scipy_loop_s"] = time.perf_counter() - t
-        if B <= args.per_graph_limit:
-            t = time.perf_counter()
-            gs = [jaxmatch.from_scipy(A) for A in mats]
-            row["from_scipy_s"] = time.perf_counter() - t
-            t = time.perf_counter()
-            jax.block_until_ready(jaxmatch.stack(gs))
-            row["stack_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        batch = jaxmatch.BipartiteGraph.from_edges(r, c, np.full(B, n), np.full(B, n), graph_index=gid)
-        jax.block_until_ready(batch)
-        row["graph_index_build_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        got = np.asarray(solve(batch))
-        row["first_solve_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        got = np.asarray(solve(batch))
-        row["warm_solve_s"] = time.perf_counter() - t
-        assert np.array_equal(got, want), "cardinalities differ from scipy's"
-        row["end_to_end_s"] = row["graph_index_build_s"] + row["warm_solve_s"]
-        row["graphs_per_min_end_to_end"] = 60 * B / row["end_to_end_s"]
-        rows.append(row)
-        print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
-    out = Path(os.environ.get("OUT", "experiments/results"))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_batch.json").write_text(json.dumps(dict(device=str(jax.devices()[0]), jax=jax.__version__,
-                                                          rows=rows), indent=1))
+    n, m = args.side, args.side * args.degree
+    gid = np.repeat(np.arange(B), m)
+    r, c = rng.integers(0, n, B * m), rng.integers(0, n, B * m)
+    mats, row["scipy_build_s"] = _timed(lambda: [
+        sp.csr_array((np.ones(m), (r[i * m:(i + 1) * m], c[i * m:(i + 1) * m])), shape=(n, n)) for i in range(B)])
+    want, row["peer_loop_s"] = _timed(lambda: np.array(
+        [int((maximum_bipartite_matching(A, perm_type="column") >= 0).sum()) for A in mats]))
+    row["peer"] = "scipy maximum_bipartite_matching"
+    if B <= args.per_graph_limit:
+        gs, row["from_scipy_s"] = _timed(lambda: [jaxmatch.from_scipy(A) for A in mats])
+        row["stack_s"] = _timed(lambda: jax.block_until_ready(jaxmatch.stack(gs)))[1]
+    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+        jaxmatch.BipartiteGraph.from_edges(r, c, np.full(B, n), np.full(B, n), graph_index=gid)))
+    got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.maximum_matching(g).cardinality)), batch)
+    assert np.array_equal(got, want), "cardinalities differ from scipy's"
+
+
+def _flow(row, rng, B, args):
+    import jax
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_flow
+
+    import jaxmatch
+    n, m = args.side, args.side * args.degree
+    gid = np.repeat(np.arange(B), m)
+    tail = rng.integers(0, n, B * m)
+    head = (tail + rng.integers(1, n, B * m)) % n                 # no self-loops
+    cap = rng.integers(1, 101, B * m)
+
+    def peer():
+        out = []
+        for i in range(B):
+            sl = slice(i * m, (i + 1) * m)
+            A = sp.csr_array((cap[sl].astype(np.int32), (tail[sl], head[sl])), shape=(n, n))
+            out.append(int(maximum_flow(A, 0, n - 1).flow_value))
+        return np.array(out)
+    want, row["peer_loop_s"] = _timed(peer)
+    row["peer"] = "scipy maximum_flow (building each CSR included)"
+    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+        jaxmatch.FlowNetwork.from_edges(tail, head, cap, np.full(B, n), graph_index=gid)))
+    got = _solve_twice(row, jax.jit(jax.vmap(lambda net: jaxmatch.max_flow(net, 0, n - 1).flow_value)), batch)
+    assert np.array_equal(got, want), "flow values differ from scipy's"
+
+
+def _weighted(rng, B, args):
+    n, m = args.side, args.side * args.degree // 2
+    gid = np.repeat(np.arange(B), m)
+    u = rng.integers(0, n, B * m)
+    v = (u + rng.integers(1, n, B * m)) % n
+    w = rng.integers(1, 100, B * m).astype(float)
+    return n, m, gid, u, v, w
+
+
+def _check_solo(row, rng, B, args, batch, got, solo, parts):
+    """``solo(g)`` of ``--check`` graphs, each built alone at the batch's capacities, equals the batch's answer
+    (to float32 rounding: a modularity summed in another order may differ in its last bit)."""
+    import jaxmatch
+    n, m, gid, u, v, w = parts
+    for i in rng.choice(B, min(args.check, B), replace=False):
+        sl = slice(i * m, (i + 1) * m)
+        g = jaxmatch.Graph.from_edges(u[sl], v[sl], w[sl], n, **batch.capacities())
+        want = float(solo(g))
+        assert abs(want - float(got[i])) <= 1e-6 * max(1.0, abs(want)), (i, want, float(got[i]))
+
+
+def _networkx_loop(row, B, args, parts, fn, name):
+    import networkx as nx
+    n, m, gid, u, v, w = parts
+    k = min(B, args.peer_graphs)
+    t = time.perf_counter()
+    for i in range(k):
+        G = nx.Graph()
+        G.add_nodes_from(range(n))
+        G.add_weighted_edges_from(zip(u[i * m:(i + 1) * m].tolist(), v[i * m:(i + 1) * m].tolist(),
+                                      w[i * m:(i + 1) * m].tolist()))
+        fn(G)
+    row["peer_loop_s"] = (time.perf_counter() - t) * B / k
+    row["peer"] = f"networkx {name} on {k} graphs, scaled to {B}"
+
+
+def _suitor(row, rng, B, args):
+    import jax
+    import networkx as nx
+
+    import jaxmatch
+    parts = _weighted(rng, B, args)
+    n, m, gid, u, v, w = parts
+    _networkx_loop(row, B, args, parts, nx.max_weight_matching, "max_weight_matching (exact)")
+    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+        jaxmatch.Graph.from_edges(u, v, w, np.full(B, n), graph_index=gid)))
+    got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.suitor(g).weight)), batch)
+    _check_solo(row, rng, B, args, batch, got, lambda g: jaxmatch.suitor(g).weight, parts)
+
+
+def _louvain(row, rng, B, args):
+    import jax
+    import networkx as nx
+
+    import jaxmatch
+    parts = _weighted(rng, B, args)
+    n, m, gid, u, v, w = parts
+    _networkx_loop(row, B, args, parts, lambda G: nx.community.louvain_communities(G, seed=0),
+                   "louvain_communities")
+    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+        jaxmatch.Graph.from_edges(u, v, w, np.full(B, n), graph_index=gid)))
+    got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.louvain(g).modularity)), batch)
+    _check_solo(row, rng, B, args, batch, got, lambda g: jaxmatch.louvain(g).modularity, parts)
 
 
 if __name__ == "__main__":
