@@ -376,6 +376,19 @@ def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
                  n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
 
 
+def _sort_keys(keys) -> np.ndarray:
+    """The order sorting by the ``(array, bound)`` keys, first key first (``np.lexsort`` of the reversed
+    arrays): one argsort of the keys packed into one int64 where their bounds fit 62 bits (5-10x faster
+    than lexsort on millions of entries), else lexsort."""
+    bits = [max(int(bound) - 1, 1).bit_length() for _, bound in keys]
+    if sum(bits) > 62:
+        return np.lexsort([k.astype(np.int64) for k, _ in reversed(keys)])
+    packed = np.zeros(keys[0][0].size, np.int64)
+    for (k, _), b in zip(keys, bits):
+        packed = (packed << b) | k.astype(np.int64)
+    return np.argsort(packed, kind="stable")
+
+
 def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     """:meth:`FlowNetwork.from_edges` with ``graph_index``: the stacked batch in one pass."""
     t, h, g = _ids(tail, "tail"), _ids(head, "head"), _ids(graph_index, "graph_index")
@@ -405,9 +418,8 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     src, dst = np.concatenate([t, h]), np.concatenate([h, t])
     fwd = np.concatenate([np.ones(total, bool), np.zeros(total, bool)])
     arc, eg = np.concatenate([ids, ids]), np.concatenate([g, g])
-    second = dst if layout == "bcsr" else ~fwd
-    third = ~fwd if layout == "bcsr" else dst
-    order = np.lexsort((arc, third, second, src, eg))
+    second, third = ((dst, vc), (~fwd, 2)) if layout == "bcsr" else ((~fwd, 2), (dst, vc))
+    order = _sort_keys([(eg, count), (src, vc), second, third, (arc, ac)])
     local = np.empty(2 * total, np.int64)   # each entry's position in its network's residual arrays
     local[order] = np.arange(2 * total) - 2 * first[eg[order]]
     rev = np.tile(np.arange(2 * ac, dtype=np.int64), (count, 1))
