@@ -20,6 +20,12 @@
   compile), and timed against networkx (``max_weight_matching``,
   ``louvain_communities``) on at most ``--peer-graphs`` graphs, reported per
   graph and scaled to B.
+- ``stable``: B stable-marriage instances of ``side`` men and women with
+  complete random lists, ``Preferences.from_padded`` of the [B, side, side]
+  arrays (one pass) and the vmapped ``stable_marriage``; ``--check``
+  instances equal their own eager run and pass ``check_stable``; the peer is
+  ``bench_stable.py``'s sequential Gale-Shapley (numba where importable, else
+  plain Python) on at most ``--peer-graphs`` instances, scaled to B.
 
 "End to end" is the one-pass build plus the warm solve with the answers back
 as NumPy (compile reported apart, as ``first_solve_s``).
@@ -40,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-FAMILIES = ["matching", "flow", "suitor", "louvain"]
+FAMILIES = ["matching", "flow", "suitor", "louvain", "stable"]
 
 
 def _timed(fn):
@@ -203,6 +209,36 @@ def _louvain(row, rng, B, args):
         jaxmatch.Graph.from_edges(u, v, w, np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.louvain(g).modularity)), batch)
     _check_solo(row, rng, B, args, batch, got, lambda g: jaxmatch.louvain(g).modularity, parts)
+
+
+def _stable(row, rng, B, args):
+    import jax
+
+    import jaxmatch
+    from experiments.bench_stable import make_peer
+    from jaxmatch.certify import check_stable
+    from jaxmatch.stable import Preferences
+    n = args.side
+    men, women = rng.random((B, n, n)).argsort(axis=2), rng.random((B, n, n)).argsort(axis=2)
+    name, pair_ranks, gale_shapley, _, _ = make_peer()
+    k = min(B, args.peer_graphs)
+    ptr = np.arange(0, n * n + 1, n)
+    t = time.perf_counter()
+    for i in range(k):
+        rank = pair_ranks(ptr, men[i].ravel(), ptr, women[i].ravel(), n, n)
+        gale_shapley(ptr, men[i].ravel(), rank, n, n, ptr, women[i].ravel())
+    row["peer_loop_s"] = (time.perf_counter() - t) * B / k
+    row["peer"] = f"sequential Gale-Shapley ({name}) on {k} instances, scaled to {B}"
+    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+        (Preferences.from_padded(men, n), Preferences.from_padded(women, n))))
+    solve = jax.jit(jax.vmap(lambda a, b: jaxmatch.stable_marriage(a, b).wife))
+    got = _solve_twice(row, lambda ab: solve(*ab), batch)
+    caps = dict(n_capacity=batch[0].n_cap, entry_capacity=batch[0].e_cap)
+    for i in rng.choice(B, min(args.check, B), replace=False):
+        solo = jaxmatch.stable_marriage(Preferences.from_padded(men[i], n, **caps),
+                                        Preferences.from_padded(women[i], n, **caps))
+        assert np.array_equal(np.asarray(solo.wife), got[i, :n]), i
+        check_stable(men[i], women[i], got[i, :n])
 
 
 if __name__ == "__main__":

@@ -346,6 +346,42 @@ def test_vmap_over_batch():
             assert int(out.stats["proposals"][i]) == proposals and int(out.status[i]) == 0
 
 
+def test_padded_3d_array_is_a_batch_in_one_pass():
+    """Preferences.from_padded of a [B, n, L] array: the same arrays as stacking the B instances built one
+    by one (truncated lists, empty lists, one empty instance); vmapped stable marriage on it equals the
+    sequential Gale-Shapley of each instance; bad lists are named by instance and person."""
+    rng = np.random.default_rng(12)
+    B, n = 5, 6
+    men, women = np.full((B, n, n), -1), np.full((B, n, n), -1)
+    for b in range(1, B):                                # instance 0: nobody lists anyone
+        for side in (men, women):
+            for i in range(n):
+                k = int(rng.integers(0, n + 1))
+                side[b, i, :k] = rng.permutation(n)[:k]
+    Ms, Ws = Preferences.from_padded(men, n), Preferences.from_padded(women, n)
+    caps = dict(n_capacity=Ms.n_cap, entry_capacity=Ms.e_cap)
+    solo = stack_preferences([Preferences.from_padded(men[b], n, **caps) for b in range(B)])
+    for x, y in zip(jax.tree_util.tree_leaves(Ms), jax.tree_util.tree_leaves(solo)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    out = jax.vmap(stable_marriage)(Ms, Ws)
+    for b in range(B):
+        lists = lambda a: [[int(x) for x in row if x >= 0] for row in a]  # noqa: E731
+        wife, husband, _ = gs_reference(lists(men[b]), lists(women[b]), n)
+        assert np.asarray(out.wife[b, :n]).tolist() == wife and np.asarray(out.husband[b, :n]).tolist() == husband
+    bad = men.copy()
+    bad[2, 3, :2] = [1, 1]
+    with pytest.raises(GraphInputError, match="instance 2, person 3 lists id 1 twice"):
+        Preferences.from_padded(bad, n)
+    bad = men.copy()
+    bad[1, 4, :3] = [0, -1, 2]
+    with pytest.raises(GraphInputError, match="instance 1, row 4 has id 2 after -1 padding"):
+        Preferences.from_padded(bad, n)
+    bad = men.copy()
+    bad[3, 0, 0] = 9
+    with pytest.raises(GraphInputError, match="instance 3, person 0 lists id 9"):
+        Preferences.from_padded(bad, n)
+
+
 def test_vmap_shared_batch():
     pairs = [stable_hard(n, seed=n) for n in (3, 7, 12)]
     Ms = stack_preferences([Preferences.from_padded(m, m.shape[0]) for m, w in pairs])

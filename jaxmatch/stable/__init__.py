@@ -176,8 +176,15 @@ class Preferences:
         """Rows of ids, most preferred first, -1 after the last one.
 
         A numpy broadcast view whose rows are one row (stride 0, as from
-        ``np.broadcast_to``) becomes a shared list, stored once.
+        ``np.broadcast_to``) becomes a shared list, stored once. A 3-D array
+        ``[B, n, L]`` holds B instances of n people each and gives their batch
+        for ``jax.vmap`` in one pass (the same arrays as
+        :func:`stack_preferences` of the B instances built one by one at these
+        capacities; ``n_other`` then one count for all).
         """
+        if np.ndim(a) == 3:
+            return cls._batch(_int_array(a, name, 3).astype(np.int64, copy=False), n_other, n_capacity,
+                              entry_capacity, name)
         if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] > 1 and a.strides[0] == 0:
             row = a[0]
             k = int(np.sum(row >= 0))
@@ -212,6 +219,47 @@ class Preferences:
                 raise GraphInputError(f"{name}: person {r} lists id {srt[r, c]} twice")
         return cls._build(indptr, ids, n_other, n_capacity=n_capacity, entry_capacity=entry_capacity,
                           name=name, checked=True)
+
+    @classmethod
+    def _batch(cls, a, n_other, n_capacity, entry_capacity, name):
+        """:meth:`from_padded` of a 3-D array: B instances validated and laid out in one vectorised pass."""
+        B, n, L = a.shape
+        if a.size and a.min() < -1:
+            b, r, c = np.argwhere(a < -1)[0]
+            raise GraphInputError(f"{name}[{b}, {r}, {c}] = {a[b, r, c]}: ids are >= 0, -1 is padding")
+        pad = a < 0
+        late = ~pad[..., 1:] & pad[..., :-1]
+        if late.any():
+            b, r, c = np.argwhere(late)[0]
+            raise GraphInputError(f"{name}: instance {b}, row {r} has id {a[b, r, c + 1]} after -1 padding")
+        if n_other is None:
+            n_other = int(a.max()) + 1 if a.size else 0
+        n_other = _count(n_other, "n_other")
+        if a.size and a.max() >= n_other:
+            b, r, c = np.argwhere(a >= n_other)[0]
+            raise GraphInputError(f"{name}: instance {b}, person {r} lists id {a[b, r, c]}, out of range "
+                                  f"[0, {n_other})")
+        if L > 1:
+            srt = np.sort(a, axis=-1)
+            rep = (srt[..., 1:] == srt[..., :-1]) & (srt[..., 1:] >= 0)
+            if rep.any():
+                b, r, c = np.argwhere(rep)[0]
+                raise GraphInputError(f"{name}: instance {b}, person {r} lists id {srt[b, r, c]} twice")
+        lengths = L - pad.sum(axis=-1)                                   # [B, n]
+        e = lengths.sum(axis=1)                                          # entries per instance
+        nc = _cap(_count(n, f"{name}: number of people"), n_capacity, "n_capacity")
+        ec = _cap(int(e.max()) if B else 0, entry_capacity, "entry_capacity")
+        start = np.repeat(e[:, None], nc, axis=1)
+        length = np.zeros((B, nc), np.int64)
+        start[:, :n] = np.cumsum(lengths, axis=1) - lengths
+        length[:, :n] = lengths
+        b, r, _ = np.nonzero(~pad)                                       # row-major: each instance's entries in order
+        k = np.arange(b.size) - np.concatenate([[0], np.cumsum(e)])[b]   # place within the instance
+        entries = np.full((B, ec), -1, np.int64)
+        src = np.full((B, ec), nc, np.int64)
+        entries[b, k], src[b, k] = a[~pad], r
+        full = lambda x: _i32(np.full(B, x))  # noqa: E731
+        return cls(_i32(start), _i32(length), _i32(entries), _i32(src), full(n), full(n_other), _i32(e), False)
 
     @classmethod
     def from_lists(cls, lists, n_other=None, **kw):
