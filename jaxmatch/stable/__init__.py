@@ -101,6 +101,22 @@ def _check_rows(indptr: np.ndarray, ids: np.ndarray, n_other: int, name: str) ->
         raise GraphInputError(f"{name}: person {k // max(n_other, 1)} lists id {k % max(n_other, 1)} twice")
 
 
+def _check_repeats(a, lengths, n_other: int, name: str) -> None:
+    """Raise if a row of the [B, n, L] id array ``a`` (-1 padding) lists an id twice: one scatter of
+    every id into a [B * n, n_other] table where that fits in 8 entries per id, else a sort per row."""
+    B, n, L = a.shape
+    if B * n * n_other <= 8 * a.size:
+        seen = np.zeros((B * n, n_other + 1), bool)
+        seen[np.repeat(np.arange(B * n), L), a.reshape(-1)] = True      # -1 padding lands in the last column
+        if np.array_equal(seen[:, :-1].sum(axis=1), lengths.reshape(-1)):
+            return
+    srt = np.sort(a, axis=-1)
+    rep = (srt[..., 1:] == srt[..., :-1]) & (srt[..., 1:] >= 0)
+    if rep.any():
+        b, r, c = np.argwhere(rep)[0]
+        raise GraphInputError(f"{name}: instance {b}, person {r} lists id {srt[b, r, c]} twice")
+
+
 @_pytree
 class Preferences:
     """Rank lists of one side (men or women), validated on the host, padded on the device.
@@ -239,13 +255,9 @@ class Preferences:
             b, r, c = np.argwhere(a >= n_other)[0]
             raise GraphInputError(f"{name}: instance {b}, person {r} lists id {a[b, r, c]}, out of range "
                                   f"[0, {n_other})")
-        if L > 1:
-            srt = np.sort(a, axis=-1)
-            rep = (srt[..., 1:] == srt[..., :-1]) & (srt[..., 1:] >= 0)
-            if rep.any():
-                b, r, c = np.argwhere(rep)[0]
-                raise GraphInputError(f"{name}: instance {b}, person {r} lists id {srt[b, r, c]} twice")
         lengths = L - pad.sum(axis=-1)                                   # [B, n]
+        if L > 1:
+            _check_repeats(a, lengths, n_other, name)
         e = lengths.sum(axis=1)                                          # entries per instance
         nc = _cap(_count(n, f"{name}: number of people"), n_capacity, "n_capacity")
         ec = _cap(int(e.max()) if B else 0, entry_capacity, "entry_capacity")
@@ -253,11 +265,16 @@ class Preferences:
         length = np.zeros((B, nc), np.int64)
         start[:, :n] = np.cumsum(lengths, axis=1) - lengths
         length[:, :n] = lengths
-        b, r, _ = np.nonzero(~pad)                                       # row-major: each instance's entries in order
-        k = np.arange(b.size) - np.concatenate([[0], np.cumsum(e)])[b]   # place within the instance
-        entries = np.full((B, ec), -1, np.int64)
-        src = np.full((B, ec), nc, np.int64)
-        entries[b, k], src[b, k] = a[~pad], r
+        entries = np.full((B, ec), -1, np.int32)
+        src = np.full((B, ec), nc, np.int32)
+        owner = np.broadcast_to(np.arange(n, dtype=np.int32)[:, None], (n, L))
+        if not pad.any():                                                # complete lists: no compaction
+            entries[:, :n * L] = a.reshape(B, n * L)
+            src[:, :n * L] = owner.reshape(n * L)
+        else:                                                            # each instance's entries in row order
+            slots = np.arange(ec) < e[:, None]
+            entries[slots] = a[~pad]
+            src[slots] = np.broadcast_to(owner, a.shape)[~pad]
         full = lambda x: _i32(np.full(B, x))  # noqa: E731
         return cls(_i32(start), _i32(length), _i32(entries), _i32(src), full(n), full(n_other), _i32(e), False)
 
