@@ -68,6 +68,7 @@ def main():
     args = p.parse_args()
     import jax
 
+    jax.block_until_ready(jax.device_put(np.zeros(1)))   # the backend's start-up, not in the first build's time
     rows = []
     for family in args.families:
         for B in args.graphs:
