@@ -193,8 +193,8 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
     if max_iters is None:
         max_iters = 16 * net.vertex_cap + 4096
     max_iters = min(int(max_iters), INT32_MAX)  # an int32 operand: more steps than it holds are never run
-    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=None if k is None else float(k), width=_window_width(net, src, snk, lanes),
-                               search=reverse == "search")
+    return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=None if k is None else float(k),
+                               width=_window_width(net, src, snk, lanes), search=reverse == "search")
 
 
 # --------------------------------------------------------------------------

@@ -166,7 +166,7 @@ from jaxmatch.kernels.bfs_level import bfs_levels
 from jaxmatch.kernels.push_flow import push_rounds
 
 DEFAULT_K = 0.5
-KERNEL_K = 0.25          # with the push kernel: genrmf18 1.57 s against 2.35 s at 0.5, rlg18 and road20 within 5% (H100)
+KERNEL_K = 0.25          # with the push kernel: genrmf18 1.57 s against 2.35 s at 0.5; rlg18, road20 within 5%
 DEFAULT_LANES = 1 << 18
 DEFAULT_UNROLL = 1         # push steps per loop iteration: 2 compiled 1.3-1.6x slower and ran 9-29% slower
                            # on the H100 once the BFS levels moved to the persistent kernel (RESULTS, session 10)
