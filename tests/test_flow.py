@@ -365,3 +365,14 @@ def test_bad_input():
     assert int(max_flow(ok, terminals(0), terminals(3)).flow_value) == 2**30 + 4
     with pytest.raises(GraphInputError, match="traced"):
         jax.jit(lambda n: max_flow(n, 0, 2, layout="rcsr"))(net)
+
+
+def test_one_and_several_terminals_share_a_compilation():
+    """Terminal ids are padded before the jitted solver: 1, 2 and 5 sources at one capacity compile once."""
+    from jaxmatch.flow import _solve_jit
+    net = FlowNetwork.from_edges([0, 1, 2, 3, 4, 5], [6, 6, 6, 7, 7, 7], [1, 2, 3, 4, 5, 6], 8, **CAPS)
+    before = None
+    for s, want in ((0, 1), ([0, 1], 3), ([0, 1, 2, 3, 4], 15)):
+        assert int(max_flow(net, s, [6, 7], kernel=False).flow_value) == want
+        before = _solve_jit._cache_size() if before is None else before
+        assert _solve_jit._cache_size() == before

@@ -321,3 +321,14 @@ def test_flow_batch_from_edges_equals_stack(layout):
     cap = {k: jaxmatch.graph.next_pow2(max(g.capacities()[k] for g in solo)) for k in solo[0].capacities()}
     _same_batch(batch, jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[g.with_capacity(**cap) for g in solo]))
     _same_batch(stack(solo), batch)
+
+
+def test_sort_keys_equals_lexsort():
+    """The packed-key sort of the batch constructors orders like np.lexsort, on the packed path and on
+    the lexsort fallback (bounds past 62 bits), with ties kept in input order."""
+    from jaxmatch.graph import _sort_keys
+    rng = np.random.default_rng(4)
+    a, b, c = rng.integers(0, 5, 500), rng.integers(0, 3, 500), rng.integers(0, 2, 500).astype(bool)
+    want = np.lexsort((c, b, a))
+    np.testing.assert_array_equal(_sort_keys([(a, 5), (b, 3), (c, 2)]), want)
+    np.testing.assert_array_equal(_sort_keys([(a, 2**40), (b, 2**40), (c, 2)]), want)
