@@ -110,7 +110,7 @@ def test_auto_runs_graft_then_push_relabel_past_its_level_budget():
     grid = BipartiteGraph.from_edges(u, v, side * side, side * side)
     rng = np.random.default_rng(3)
     r, c = rng.integers(0, 30, 400), rng.integers(0, 30, 400)
-    dense = BipartiteGraph.from_edges(r, c, 30, 30)
+    dense = BipartiteGraph.from_edges(r, c, 30, 30, **grid.capacities())   # one capacity: one compile per option set
     size = scipy_size(u, v, side * side, side * side)
     for budget, switched in ((bip.AUTO_LEVELS, False), (0.05, True)):  # sqrt(576) * 0.05: 2 levels
         for g, n in ((grid, size), (dense, scipy_size(r, c, 30, 30))):
