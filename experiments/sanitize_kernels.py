@@ -28,8 +28,8 @@ def main():
     import jax
     import jax.numpy as jnp
 
-    from experiments.generators import genrmf
-    from jaxmatch import BipartiteGraph, FlowNetwork, certify, max_flow, maximum_matching
+    from experiments.generators import genrmf, road_grid
+    from jaxmatch import FlowNetwork, certify, from_scipy, max_flow, maximum_matching
     from jaxmatch.kernels import bfs_level, push_flow
 
     cfg = bfs_level.Config(programs=2)
@@ -109,15 +109,13 @@ def main():
         return dict(levels=int(done), rounds=int(out.rounds), pushes=int(out.pushes))
     stage("genrmf_kernels", genrmf_rounds)
 
+    grid = from_scipy(road_grid(8, 8, p_delete=0.0))          # the 8 x 8 grid graph, rows x columns
+
     def alternating():
         """G-PR's global relabel kernel alone on a grid with a greedy matching, against a plain BFS."""
-        side = 8
-        ids = np.arange(side * side).reshape(side, side)
-        u = np.r_[ids[:, :-1].ravel(), ids[:-1, :].ravel()]
-        v = np.r_[ids[:, 1:].ravel(), ids[1:, :].ravel()]
-        g = BipartiteGraph.from_edges(np.r_[u, v], np.r_[v, u], side * side, side * side)
+        g = grid
         indptr, heads = np.asarray(g.by_row.indptr), np.asarray(g.by_row.indices)
-        nr = side * side
+        nr = int(g.n_rows)
         row_mate, col_mate = np.full(g.row_cap, -1), np.full(g.col_cap, -1)
         for r in range(0, nr, 3):                              # a greedy, far from maximum, matching
             for c in heads[indptr[r]:indptr[r + 1]]:
@@ -138,7 +136,7 @@ def main():
                     if c < nr and want_c[c] == 2**31 - 1:
                         want_c[c] = level + 1
                         m = col_mate[c]
-                        if m >= 0 and want_r[m] != 0 and want_r[m] == 2**31 - 1:
+                        if m >= 0 and want_r[m] == 2**31 - 1:
                             want_r[m] = level + 2
                             nxt.append(m)
             frontier, level = nxt, level + 2
@@ -158,11 +156,7 @@ def main():
     stage("max_flow", flow)
 
     def matching():
-        side = 8
-        ids = np.arange(side * side).reshape(side, side)
-        u = np.r_[ids[:, :-1].ravel(), ids[:-1, :].ravel()]
-        v = np.r_[ids[:, 1:].ravel(), ids[1:, :].ravel()]
-        g = BipartiteGraph.from_edges(np.r_[u, v], np.r_[v, u], side * side, side * side)
+        g = grid
         a = maximum_matching(g, method="pr", kernel=False)
         b = maximum_matching(g, method="pr", kernel=cfg)
         assert int(a.cardinality) == int(b.cardinality)
