@@ -101,20 +101,43 @@ def _check_rows(indptr: np.ndarray, ids: np.ndarray, n_other: int, name: str) ->
         raise GraphInputError(f"{name}: person {k // max(n_other, 1)} lists id {k % max(n_other, 1)} twice")
 
 
+def _who(a, idx) -> str:
+    """'person r' of a padded id array, with its instance first for a batch ([B, n, L])."""
+    return (f"instance {idx[0]}, " if a.ndim == 3 else "") + f"person {idx[-1]}"
+
+
+def _check_padding(a, name: str):
+    """Validate a padded id array ([n, L] or a batch [B, n, L]): ids >= -1, the -1 padding only at a
+    row's end. Returns the padding mask."""
+    if a.size and a.min() < -1:
+        idx = tuple(int(x) for x in np.argwhere(a < -1)[0])
+        raise GraphInputError(f"{name}{list(idx)} = {a[idx]}: ids are >= 0, -1 is padding")
+    pad = a < 0
+    late = ~pad[..., 1:] & pad[..., :-1]
+    if late.any():
+        idx = tuple(int(x) for x in np.argwhere(late)[0])
+        row = _who(a, idx[:-1]).replace("person", "row")
+        raise GraphInputError(f"{name}: {row} has id {a[idx[:-1] + (idx[-1] + 1,)]} after -1 padding: "
+                              "-1 may only end a row")
+    return pad
+
+
 def _check_repeats(a, lengths, n_other: int, name: str) -> None:
-    """Raise if a row of the [B, n, L] id array ``a`` (-1 padding) lists an id twice: one scatter of
-    every id into a [B * n, n_other] table where that fits in 8 entries per id, else a sort per row."""
-    B, n, L = a.shape
-    if B * n * n_other <= 8 * a.size:
-        seen = np.zeros((B * n, n_other + 1), bool)
-        seen[np.repeat(np.arange(B * n), L), a.reshape(-1)] = True      # -1 padding lands in the last column
+    """Raise if a row of the padded id array ``a`` ([n, L] or [B, n, L]) lists an id twice: one scatter
+    of every id into a [rows, n_other] table where that fits in 8 entries per id, else a sort per row."""
+    rows, L = a.size // max(a.shape[-1], 1), a.shape[-1]
+    if L < 2:
+        return
+    if rows * n_other <= 8 * a.size:
+        seen = np.zeros((rows, n_other + 1), bool)
+        seen[np.repeat(np.arange(rows), L), a.reshape(-1)] = True      # -1 padding lands in the last column
         if np.array_equal(seen[:, :-1].sum(axis=1), lengths.reshape(-1)):
             return
     srt = np.sort(a, axis=-1)
     rep = (srt[..., 1:] == srt[..., :-1]) & (srt[..., 1:] >= 0)
     if rep.any():
-        b, r, c = np.argwhere(rep)[0]
-        raise GraphInputError(f"{name}: instance {b}, person {r} lists id {srt[b, r, c]} twice")
+        idx = tuple(int(x) for x in np.argwhere(rep)[0])
+        raise GraphInputError(f"{name}: {_who(a, idx[:-1])} lists id {srt[idx]} twice")
 
 
 @_pytree
@@ -209,15 +232,7 @@ class Preferences:
             return cls.shared_list(row[:k], a.shape[0], n_other, n_capacity=n_capacity,
                                    entry_capacity=entry_capacity, name=name)
         a = _int_array(a, name, 2).astype(np.int64, copy=False)
-        if a.size and a.min() < -1:
-            r, c = np.argwhere(a < -1)[0]
-            raise GraphInputError(f"{name}[{r}, {c}] = {a[r, c]}: ids are >= 0, -1 is padding")
-        pad = a < 0
-        late = ~pad[:, 1:] & pad[:, :-1]
-        if late.any():
-            r, c = np.argwhere(late)[0]
-            raise GraphInputError(
-                f"{name}: row {r} has id {a[r, c + 1]} after -1 padding: -1 may only end a row")
+        pad = _check_padding(a, name)
         lengths = a.shape[1] - pad.sum(axis=1)
         indptr = np.zeros(a.shape[0] + 1, np.int64)
         np.cumsum(lengths, out=indptr[1:])
@@ -227,12 +242,7 @@ class Preferences:
         n_other = _count(n_other, "n_other")
         if ids.size and ids.max() >= n_other:
             _check_rows(indptr, ids, n_other, name)   # raises, naming the row
-        if a.shape[1] > 1:  # repeats: sort each row (cheaper than one sort of all entries)
-            srt = np.sort(a, axis=1)
-            rep = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)
-            if rep.any():
-                r, c = np.argwhere(rep)[0]
-                raise GraphInputError(f"{name}: person {r} lists id {srt[r, c]} twice")
+        _check_repeats(a, lengths, n_other, name)
         return cls._build(indptr, ids, n_other, n_capacity=n_capacity, entry_capacity=entry_capacity,
                           name=name, checked=True)
 
@@ -240,14 +250,7 @@ class Preferences:
     def _batch(cls, a, n_other, n_capacity, entry_capacity, name):
         """:meth:`from_padded` of a 3-D array: B instances validated and laid out in one vectorised pass."""
         B, n, L = a.shape
-        if a.size and a.min() < -1:
-            b, r, c = np.argwhere(a < -1)[0]
-            raise GraphInputError(f"{name}[{b}, {r}, {c}] = {a[b, r, c]}: ids are >= 0, -1 is padding")
-        pad = a < 0
-        late = ~pad[..., 1:] & pad[..., :-1]
-        if late.any():
-            b, r, c = np.argwhere(late)[0]
-            raise GraphInputError(f"{name}: instance {b}, row {r} has id {a[b, r, c + 1]} after -1 padding")
+        pad = _check_padding(a, name)
         if n_other is None:
             n_other = int(a.max()) + 1 if a.size else 0
         n_other = _count(n_other, "n_other")
@@ -256,8 +259,7 @@ class Preferences:
             raise GraphInputError(f"{name}: instance {b}, person {r} lists id {a[b, r, c]}, out of range "
                                   f"[0, {n_other})")
         lengths = L - pad.sum(axis=-1)                                   # [B, n]
-        if L > 1:
-            _check_repeats(a, lengths, n_other, name)
+        _check_repeats(a, lengths, n_other, name)
         e = lengths.sum(axis=1)                                          # entries per instance
         nc = _cap(_count(n, f"{name}: number of people"), n_capacity, "n_capacity")
         ec = _cap(int(e.max()) if B else 0, entry_capacity, "entry_capacity")
