@@ -51,16 +51,23 @@ def build(job):
 
 def method_options(spec: str) -> dict:
     """``"graft:graft=False,alpha=2"`` -> dict(method="graft", graft=False, alpha=2.0): a method
-    with options, for the ablations (values parsed as Python literals)."""
+    with options, for the ablations (values parsed as Python literals); ``kernel=push=False;rounds=64``
+    is a kernel :class:`jaxmatch.kernels.bfs_level.Config` with those knobs."""
     import ast
+    from jaxmatch.kernels.bfs_level import Config
+
+    def literal(value):
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return value
     name, _, rest = spec.partition(":")
     opts = dict(method=name)
     for item in filter(None, rest.split(",")):
         key, _, value = item.partition("=")
-        try:
-            opts[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            opts[key] = value
+        if key == "kernel" and "=" in value:
+            value = Config(**{k: literal(v) for k, v in (x.split("=") for x in value.split(";"))})
+        opts[key] = value if isinstance(value, Config) else literal(value)
     return opts
 
 

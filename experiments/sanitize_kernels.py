@@ -30,7 +30,7 @@ def main():
 
     from experiments.generators import genrmf, road_grid
     from jaxmatch import FlowNetwork, certify, from_scipy, max_flow, maximum_matching
-    from jaxmatch.kernels import bfs_level, push_flow
+    from jaxmatch.kernels import bfs_level, push_flow, push_match
 
     cfg = bfs_level.Config(programs=2)
     interpret = jax.default_backend() != "gpu"     # a CPU smoke test
@@ -111,39 +111,57 @@ def main():
 
     grid = from_scipy(road_grid(8, 8, p_delete=0.0))          # the 8 x 8 grid graph, rows x columns
 
+    g = grid
+    indptr, heads = np.asarray(g.by_row.indptr), np.asarray(g.by_row.indices)
+    nr = int(g.n_rows)
+    row_mate, col_mate = np.full(g.row_cap, -1), np.full(g.col_cap, -1)
+    for r in range(0, nr, 3):                              # a greedy, far from maximum, matching
+        for c in heads[indptr[r]:indptr[r + 1]]:
+            if c < nr and col_mate[c] < 0:
+                row_mate[r], col_mate[c] = c, r
+                break
+    psi_r = np.where(row_mate < 0, 0, 2**31 - 1).astype(np.int32)
+    want_c = np.full(g.col_cap, 2**31 - 1)                # G-PR's exact labels by a plain BFS
+    want_r = psi_r.astype(np.int64).copy()
+    frontier, level = [r for r in range(nr) if psi_r[r] == 0], 0
+    while frontier:
+        nxt = []
+        for r in frontier:
+            for c in heads[indptr[r]:indptr[r + 1]]:
+                if c < nr and want_c[c] == 2**31 - 1:
+                    want_c[c] = level + 1
+                    m = col_mate[c]
+                    if m >= 0 and want_r[m] == 2**31 - 1:
+                        want_r[m] = level + 2
+                        nxt.append(m)
+        frontier, level = nxt, level + 2
+
     def alternating():
         """G-PR's global relabel kernel alone on a grid with a greedy matching, against a plain BFS."""
-        g = grid
-        indptr, heads = np.asarray(g.by_row.indptr), np.asarray(g.by_row.indices)
-        nr = int(g.n_rows)
-        row_mate, col_mate = np.full(g.row_cap, -1), np.full(g.col_cap, -1)
-        for r in range(0, nr, 3):                              # a greedy, far from maximum, matching
-            for c in heads[indptr[r]:indptr[r + 1]]:
-                if c < nr and col_mate[c] < 0:
-                    row_mate[r], col_mate[c] = c, r
-                    break
-        psi_r = np.where(row_mate < 0, 0, 2**31 - 1).astype(np.int32)
         got_r, got_c, _, stalled = bfs_level.alternating_bfs(
             jnp.asarray(indptr, jnp.int32), jnp.asarray(heads, jnp.int32), jnp.asarray(col_mate, jnp.int32),
             jnp.asarray(psi_r), nr, cfg=cfg, interpret=interpret)
-        want_c = np.full(g.col_cap, 2**31 - 1)
-        want_r = psi_r.astype(np.int64).copy()
-        frontier, level = [r for r in range(nr) if psi_r[r] == 0], 0
-        while frontier:
-            nxt = []
-            for r in frontier:
-                for c in heads[indptr[r]:indptr[r + 1]]:
-                    if c < nr and want_c[c] == 2**31 - 1:
-                        want_c[c] = level + 1
-                        m = col_mate[c]
-                        if m >= 0 and want_r[m] == 2**31 - 1:
-                            want_r[m] = level + 2
-                            nxt.append(m)
-            frontier, level = nxt, level + 2
         assert not bool(stalled)
         assert np.array_equal(np.asarray(got_c), want_c), (np.asarray(got_c), want_c)
         return int(np.max(np.where(want_c < 2**31 - 1, want_c, 0)))
     stage("alternating_bfs", alternating)
+
+    def gpr_rounds():
+        """G-PR's push kernel alone on the grid from those labels: a perfect matching at the end,
+        the queue empty, every pusher's row labelled."""
+        inf = 2 * nr
+        free = np.flatnonzero((col_mate[:nr] == -1) & (want_c[:nr] < inf))
+        q = np.full(2 * g.col_cap, g.col_cap, np.int32)
+        q[:free.size] = free
+        out = push_match.push_match_rounds(
+            jnp.asarray(q), free.size, jnp.asarray(row_mate, jnp.int32), jnp.asarray(col_mate, jnp.int32),
+            jnp.asarray(np.minimum(want_r, inf), jnp.int32), jnp.asarray(np.minimum(want_c, inf), jnp.int32),
+            g.by_col.indptr, g.by_col.indices, inf=inf, max_rounds=4096, cfg=cfg, interpret=interpret)
+        rm = np.asarray(out.row_mate)[:nr]
+        assert int(out.count) == 0 and not bool(out.stalled)
+        assert sorted(rm.tolist()) == list(range(nr)), rm              # the 8 x 8 grid: a perfect matching
+        return dict(rounds=int(out.rounds), pushes=int(out.pushes))
+    stage("gpr_push_rounds", gpr_rounds)
 
     def flow():
         tail, head, cap, s, t, n = genrmf(3, 3, seed=2)

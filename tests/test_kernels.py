@@ -337,23 +337,24 @@ def test_alternating_bfs_equals_global_relabel(cfg):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
-def test_maximum_matching_with_bfs_kernel():
-    """G-PR (and auto's G-PR) with its global relabels in the kernel: the same matching and counters
-    as without, certified maximum."""
-    from jaxmatch import BipartiteGraph, certify, maximum_matching, stack
-    rng = np.random.default_rng(2)
-    side = 12
-    ids = np.arange(side * side).reshape(side, side)      # a grid: many BFS levels
+def _grid_and_random_bipartite(rng, side=12):
+    ids = np.arange(side * side).reshape(side, side)      # a grid: many BFS levels, long augmenting paths
     u = np.r_[ids[:, :-1].ravel(), ids[:-1, :].ravel()]
     v = np.r_[ids[:, 1:].ravel(), ids[1:, :].ravel()]
-    cases = [(np.r_[u, v], np.r_[v, u], side * side, side * side),
-             (rng.integers(0, 50, 200), rng.integers(0, 40, 200), 50, 40)]
-    for r, c, nr, nc in cases:
+    return [(np.r_[u, v], np.r_[v, u], side * side, side * side),
+            (rng.integers(0, 50, 200), rng.integers(0, 40, 200), 50, 40)]
+
+
+def test_maximum_matching_with_bfs_kernel():
+    """G-PR (and auto's G-PR) with its global relabels in the kernel (the push steps in XLA): the
+    same matching and counters as without, certified maximum."""
+    from jaxmatch import BipartiteGraph, certify, maximum_matching, stack
+    for r, c, nr, nc in _grid_and_random_bipartite(np.random.default_rng(2)):
         g = BipartiteGraph.from_edges(r, c, nr, nc)
         for method in ("pr", "auto"):
             a = maximum_matching(g, method=method, init=None, kernel=False, auto_levels=0.2)
-            b = maximum_matching(g, method=method, init=None, kernel=bfs_level.Config(block=8, width=4, levels=5),
-                                 auto_levels=0.2)
+            b = maximum_matching(g, method=method, init=None, auto_levels=0.2,
+                                 kernel=bfs_level.Config(block=8, width=4, levels=5, push=False))
             np.testing.assert_array_equal(np.asarray(a.row_mate), np.asarray(b.row_mate))
             assert {k: int(x) for k, x in a.stats.items()} == {k: int(x) for k, x in b.stats.items()}
             certify.check_maximum_matching(g, b.row_mate, b.col_mate)
@@ -442,3 +443,69 @@ def test_push_rounds_keep_the_queue_exact():
         if count == 0:
             break
     assert int(o.rounds) >= 1
+
+
+def test_gpr_push_rounds_keep_the_queue_exact():
+    """G-PR's push kernel alone (interpret mode), launches of 1-4 rounds from a global relabel on a
+    grid: after each launch ``row_mate`` is a matching, the queue holds every column that is neither
+    matched nor marked unmatchable exactly once, and the labels stay valid (psi_c(v) <= psi_r(u) + 1
+    on unmatched edges, psi_r(u) <= psi_c(v) + 1 on matched ones)."""
+    import jax.numpy as jnp
+
+    from jaxmatch import BipartiteGraph
+    from jaxmatch.bipartite import push_relabel as pr
+    from jaxmatch.kernels.push_match import push_match_rounds
+    r, c, nr, nc = _grid_and_random_bipartite(np.random.default_rng(0), side=8)[0]
+    g = BipartiteGraph.from_edges(r, c, nr, nc)
+    inf = jnp.int32(nr + nc)
+    cols = jnp.arange(g.col_cap, dtype=jnp.int32)
+    zero = jnp.int32(0)
+    row_mate, col_mate = jnp.full(g.row_cap, -1, jnp.int32), jnp.full(g.col_cap, -1, jnp.int32)
+    active = jnp.where(cols < nc, cols, g.col_cap)
+    s = pr.PRState(row_mate, col_mate, jnp.zeros(g.row_cap, jnp.int32), jnp.ones(g.col_cap, jnp.int32), active,
+                   jnp.full(g.row_cap, 2**31 - 1, jnp.int32), jnp.int32(nc), jnp.int32(nc), zero, zero, zero, zero,
+                   zero, jnp.bool_(False))
+    s = pr._relabel_and_shrink(g, s, inf, 0.7)
+    queue, count, rm, cm, psi_r, psi_c = s.active, int(s.n_slots), s.row_mate, s.col_mate, s.psi_r, s.psi_c
+    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2)
+    rows, cols_of = np.asarray(g.by_col.indices)[:len(r)], np.asarray(g.by_col.src)[:len(r)]
+    for rounds in (1, 3, 2, 4, 1, 3, 4, 2) * 4:
+        o = push_match_rounds(jnp.concatenate([queue, jnp.full(g.col_cap, g.col_cap, jnp.int32)]), count, rm, cm,
+                              psi_r, psi_c, g.by_col.indptr, g.by_col.indices, inf=inf, max_rounds=rounds, cfg=cfg,
+                              interpret=True)
+        rm, cm, psi_r, psi_c, count = o.row_mate, o.col_mate, o.psi_r, o.psi_c, int(o.count)
+        queue = jax.lax.dynamic_slice(o.buf, (o.side * g.col_cap,), (g.col_cap,))
+        held = np.asarray(rm)[:nr]
+        assert len(set(held[held >= 0].tolist())) == int(np.sum(held >= 0))    # a matching
+        free = np.setdiff1d(np.flatnonzero(np.asarray(cm)[:nc] != -2), held[held >= 0])
+        assert sorted(np.asarray(queue[:count]).tolist()) == free.tolist()
+        pr_, pc_ = np.asarray(psi_r), np.asarray(psi_c)
+        matched = np.asarray(rm)[rows] == cols_of
+        live = np.asarray(cm)[cols_of] != -2
+        assert np.all(pc_[cols_of[live & ~matched]] <= pr_[rows[live & ~matched]] + 1)
+        assert np.all(pr_[rows[matched]] <= pc_[cols_of[matched]] + 1)
+        if count == 0:
+            break
+    assert count == 0 and int(np.sum(np.asarray(rm)[:nr] >= 0)) == nr    # the grid has a perfect matching
+
+
+def test_maximum_matching_with_push_kernel():
+    """G-PR with its pushes in the kernel too (interpret mode): a maximum matching (scipy's size,
+    certified) on a grid and a random graph, eagerly and under jit, from every start; a graph with a
+    column longer than ``push_max_degree`` takes the XLA steps instead."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    from jaxmatch import BipartiteGraph, certify, maximum_matching
+    cfg = bfs_level.Config(block=8, width=4, levels=5, push_block=8, push_width=2, rounds=7, programs=2)
+    for r, c, nr, nc in _grid_and_random_bipartite(np.random.default_rng(5)):
+        g = BipartiteGraph.from_edges(r, c, nr, nc)
+        want = int(np.sum(maximum_bipartite_matching(csr_matrix((np.ones(len(r)), (r, c)), shape=(nr, nc))) >= 0))
+        for init in ("cheap", None):
+            for knobs in (cfg, cfg._replace(push_max_degree=1)):
+                res = maximum_matching(g, method="pr", init=init, kernel=knobs)
+                assert int(res.cardinality) == want and res.status_name == "converged"
+                certify.check_maximum_matching(g, res.row_mate, res.col_mate)
+        res = jax.jit(lambda g: maximum_matching(g, method="pr", kernel=cfg))(g)
+        assert int(res.cardinality) == want
+        certify.check_maximum_matching(g, res.row_mate[:nr], res.col_mate[:nc])

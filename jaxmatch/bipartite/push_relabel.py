@@ -51,6 +51,7 @@ from jax import lax
 
 from jaxmatch._ops import INT_MAX, compact, expand, mask_ids, segment_argmin, take
 from jaxmatch.kernels.bfs_level import alternating_bfs
+from jaxmatch.kernels.push_match import push_match_rounds
 from jaxmatch.status import Status
 
 DEFAULT_K = 0.7
@@ -214,11 +215,34 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
     def more(s: PRState):
         return (s.n_live > 0) & (s.it < max_iters)
 
+    def steps(s: PRState) -> PRState:
+        stop = jnp.minimum(s.next_gr, s.it + substeps)
+        return lax.while_loop(lambda s: more(s) & (s.it < stop), lambda s: _push(g, s, lanes, inf), s)
+
+    if kernel is not None and kernel.push:   # the push rounds in the persistent kernel, many per launch
+        deg = g.by_col.indptr[1:] - g.by_col.indptr[:-1]
+        # one lane walks a column's rows in the kernel; the XLA steps spread a long one over all lanes
+        short = jnp.max(deg) <= kernel.push_max_degree
+
+        def launch(s: PRState) -> PRState:
+            o = push_match_rounds(jnp.concatenate([s.active, jnp.full(slots, g.col_cap, jnp.int32)]), s.n_slots,
+                                  s.row_mate, s.col_mate, s.psi_r, s.psi_c, g.by_col.indptr, g.by_col.indices,
+                                  inf=inf, max_rounds=jnp.minimum(kernel.rounds, jnp.minimum(s.next_gr, max_iters) - s.it),
+                                  cfg=kernel, interpret=interpret)
+            q = lax.dynamic_slice(o.buf, (o.side * slots,), (slots,))
+            return s._replace(row_mate=o.row_mate, col_mate=o.col_mate, psi_r=o.psi_r, psi_c=o.psi_c,
+                              active=jnp.where(jnp.arange(slots) < o.count, q, g.col_cap), n_slots=o.count,
+                              n_live=o.count, it=s.it + o.rounds, pushes=s.pushes + o.pushes,
+                              stalled=s.stalled | o.stalled)
+
+        push = lambda s: lax.cond(short, launch, steps, s)  # noqa: E731  (one of the two for the whole run)
+    else:
+        push = steps
+
     def body(s: PRState) -> PRState:
         s = lax.cond(s.it >= s.next_gr, lambda s: _relabel_and_shrink(g, s, inf, k, kernel, interpret),
                      lambda s: s, s)
-        stop = jnp.minimum(s.next_gr, s.it + substeps)
-        return lax.while_loop(lambda s: more(s) & (s.it < stop), lambda s: _push(g, s, lanes, inf), s)
+        return push(s)
 
     s = lax.while_loop(more, body, s)
     status = jnp.where(s.stalled, Status.KERNEL_STALLED,

@@ -159,22 +159,28 @@ def _add(ref, idx, val):
     jax.ref.addupdate(ref, (idx,), val)
 
 
-def _claim(ref, idx, stamp, mask, interpret):
-    """``old = ref[idx]; ref[idx] = stamp`` where mask, atomically on the GPU; True for the lanes
-    that found another value (per index, exactly one lane of those that write ``stamp`` first
-    wins). ``ref`` holds int32 stamps as float32 bit patterns (an exchange moves bits unchanged);
-    the interpreter gives the first masked lane of each index the win. The result is only sound
-    when no element of ``idx`` is held by two threads (see :func:`choose`)."""
-    val = jnp.full(idx.shape, stamp, jnp.int32)
+def _exchange(ref, idx, val, mask, interpret):
+    """``old = ref[idx]; ref[idx] = val`` where mask, atomically on the GPU; returns each lane's
+    ``old`` (int32). ``ref`` holds int32 values as float32 bit patterns (an exchange moves bits
+    unchanged). The interpreter runs the exchanges in lane order: a lane gets the value of the
+    last earlier masked lane with its index, or the array's. The result is only sound when no
+    element of ``idx`` is held by two threads (see :func:`choose`)."""
     if not interpret:
-        old = _i32(plgpu.atomic_xchg(ref, (jnp.where(mask, idx, 0),), _f32(val), mask=mask))
-        return mask & (old != stamp)
+        return _i32(plgpu.atomic_xchg(ref, (jnp.where(mask, idx, 0),), _f32(val), mask=mask))
     a = _i32(ref[...])
     lane = jnp.arange(idx.shape[0])
-    earlier = (idx[None, :] == idx[:, None]) & mask[None, :] & (lane[None, :] < lane[:, None])
-    won = mask & (a[jnp.where(mask, idx, 0)] != stamp) & ~jnp.any(earlier, axis=1)
-    ref[...] = _f32(a.at[jnp.where(mask, idx, a.shape[0])].set(val, mode="drop"))
-    return won
+    same = (idx[None, :] == idx[:, None]) & mask[None, :] & mask[:, None]
+    prev = jnp.max(jnp.where(same & (lane[None, :] < lane[:, None]), lane[None, :], -1), axis=1)
+    last = mask & ~jnp.any(same & (lane[None, :] > lane[:, None]), axis=1)
+    ref[...] = _f32(a.at[jnp.where(last, idx, a.shape[0])].set(val, mode="drop"))
+    return jnp.where(prev >= 0, val[jnp.maximum(prev, 0)], a[jnp.where(mask, idx, 0)])
+
+
+def _claim(ref, idx, stamp, mask, interpret):
+    """``old = ref[idx]; ref[idx] = stamp`` where mask (:func:`_exchange`); True for the lanes that
+    found another value: per index, exactly one lane of those that write ``stamp`` first wins (in
+    the interpreter the first masked lane)."""
+    return mask & (_exchange(ref, idx, jnp.full(idx.shape, stamp, jnp.int32), mask, interpret) != stamp)
 
 
 def _put(ref, i, value, interpret):
