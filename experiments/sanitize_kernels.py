@@ -3,10 +3,12 @@
 Each stage prints a line before and after it, so a crash shows where it
 happened; each answer is checked against the pure-JAX path.
 
-    compute-sanitizer --tool memcheck python experiments/sanitize_kernels.py
-    compute-sanitizer --tool racecheck python experiments/sanitize_kernels.py
+    compute-sanitizer --tool memcheck python experiments/sanitize_kernels.py --kernels-only
+    compute-sanitizer --tool racecheck python experiments/sanitize_kernels.py --kernels-only
 
-(with ``XLA_PYTHON_CLIENT_PREALLOCATE=false JAXMATCH_XLA_FLAGS=0``).
+(with ``XLA_PYTHON_CLIENT_PREALLOCATE=false JAXMATCH_XLA_FLAGS=0``). ``--kernels-only`` skips the
+last two stages, whole solvers: the sanitizer process segfaults on any XLA program with a device
+while loop (seen on the H100 with JAX 0.11.2), so it cannot vouch for them.
 """
 from __future__ import annotations
 
@@ -171,6 +173,9 @@ def main():
         assert int(got.flow_value) == want
         certify.check_flow(net, s, t, got.flow, want)
         return want
+    if "--kernels-only" in sys.argv:
+        print("all ok (kernels only)", jax.devices()[0], flush=True)
+        return
     stage("max_flow", flow)
 
     def matching():

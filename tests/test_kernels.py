@@ -492,7 +492,8 @@ def test_gpr_push_rounds_keep_the_queue_exact():
 def test_maximum_matching_with_push_kernel():
     """G-PR with its pushes in the kernel too (interpret mode): a maximum matching (scipy's size,
     certified) on a grid and a random graph, eagerly and under jit, from every start; a graph with a
-    column longer than ``push_max_degree`` takes the XLA steps instead."""
+    column longer than ``push_max_degree`` takes the XLA steps instead. ``"auto"`` is G-PR alone
+    when the push kernel runs, graft first otherwise."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
@@ -505,6 +506,9 @@ def test_maximum_matching_with_push_kernel():
             for knobs in (cfg, cfg._replace(push_max_degree=1)):
                 res = maximum_matching(g, method="pr", init=init, kernel=knobs)
                 assert int(res.cardinality) == want and res.status_name == "converged"
+                certify.check_maximum_matching(g, res.row_mate, res.col_mate)
+                res = maximum_matching(g, method="auto", init=init, kernel=knobs)    # G-PR alone on short columns
+                assert int(res.cardinality) == want and (int(res.stats["phases"]) == 0) == (knobs is cfg)
                 certify.check_maximum_matching(g, res.row_mate, res.col_mate)
         res = jax.jit(lambda g: maximum_matching(g, method="pr", kernel=cfg))(g)
         assert int(res.cardinality) == want

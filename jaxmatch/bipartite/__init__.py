@@ -133,6 +133,11 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     decides is that BFS depth, measured as graft runs: statistics of the
     graph alone (sizes, degrees) are the same for the grid and its random
     permutation, which need different methods (graft 4.5 s against 0.32 s).
+    With G-PR's pushes in the persistent kernel (the GPU default, on graphs
+    whose columns all have at most ``Config.push_max_degree`` rows) a G-PR
+    round costs 20-40 us against about 100 us for a BFS level in XLA, and G-PR
+    alone was the fastest method or within 1.24x of it on every class of the
+    benchmark at 2^20 (RESULTS, session 13): there ``"auto"`` is G-PR.
     ``init`` picks the initial matching ("cheap", "karp_sipser" or None for
     empty, run for at most ``init_rounds`` rounds).
     ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
@@ -140,11 +145,15 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     ``k``, ``init_rounds``, ``lanes``, ``alpha`` and ``auto_levels`` given as None take their
     defaults (the values in the signature). ``kernel``: G-PR's global
     relabels (``"pr"``, and ``"auto"``'s G-PR) run in the persistent BFS
-    kernel of :mod:`jaxmatch.kernels.bfs_level` (many BFS levels per launch;
-    default: on the GPU; off elsewhere, and refused under ``vmap``; asked
-    for on a CPU it runs in Pallas's interpreter, for tests; a
-    :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs); the same
-    answer and counters either way. ``throw``: eagerly, raise
+    kernel of :mod:`jaxmatch.kernels.bfs_level` (many BFS levels per launch),
+    and its push rounds in :mod:`jaxmatch.kernels.push_match` (many rounds
+    per launch; ``Config.push=False`` keeps them in XLA, as does a column of
+    more than ``Config.push_max_degree`` rows); default: on the GPU; off
+    elsewhere, and refused under ``vmap``; asked for on a CPU it runs in
+    Pallas's interpreter, for tests; a
+    :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs. The same
+    cardinality either way; with the push kernel the matching found and the
+    counters may differ (see that module). ``throw``: eagerly, raise
     :class:`jaxmatch.SolverError` (holding the result) when a bound stops the
     solver first; under ``jit``/``vmap`` read ``status`` instead.
 
@@ -200,8 +209,10 @@ def _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, dir
     graft_opts = dict(k=0.0, lanes=0, slots=None, bfs=None,
                       graft=bool(graft), direction_optimizing=bool(direction_optimizing), alpha=float(alpha))
     if method == "auto":
-        out = _solve(g, row_mate, col_mate, method="graft", max_iters=max_iters, **graft_opts,
-                     max_levels=_auto_levels(g, auto_levels))
+        budget = _auto_levels(g, auto_levels)
+        if kernel is not None and kernel.push:   # G-PR's push rounds run in the kernel: G-PR from the start
+            budget = jnp.where(_pr.push_kernel_runs(g, kernel), 0, budget)
+        out = _solve(g, row_mate, col_mate, method="graft", max_iters=max_iters, **graft_opts, max_levels=budget)
         pr = _push_relabel(g, out[0], out[1], max_iters, k, lanes, kernel, skip=out[2] == 0)
         stats = dict(out[3], **{f"pr_{key}": v for key, v in pr[3].items()})
         return _finish(g, pr[0], pr[1], jnp.where(out[2] == 0, out[2], pr[2]), dict(stats, init_rounds=rounds))

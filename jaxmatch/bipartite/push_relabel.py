@@ -187,6 +187,13 @@ def _any_active(g, s: PRState):
     return jnp.any((jnp.arange(s.active.shape[0]) < s.n_slots) & (s.active < g.col_cap))
 
 
+def push_kernel_runs(g, kernel):
+    """Whether the push rounds take the kernel (a traced bool): no column has more than
+    ``kernel.push_max_degree`` rows (one lane walks a column's rows there; the XLA steps spread a
+    long column over all lanes)."""
+    return jnp.max(g.by_col.indptr[1:] - g.by_col.indptr[:-1]) <= kernel.push_max_degree
+
+
 def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT_LANES, slots=None,
                  substeps=SUBSTEPS, kernel=None, interpret=False):
     """Run G-PR from a matching; returns (row_mate, col_mate, status, stats dict).
@@ -220,9 +227,7 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
         return lax.while_loop(lambda s: more(s) & (s.it < stop), lambda s: _push(g, s, lanes, inf), s)
 
     if kernel is not None and kernel.push:   # the push rounds in the persistent kernel, many per launch
-        deg = g.by_col.indptr[1:] - g.by_col.indptr[:-1]
-        # one lane walks a column's rows in the kernel; the XLA steps spread a long one over all lanes
-        short = jnp.max(deg) <= kernel.push_max_degree
+        short = push_kernel_runs(g, kernel)
 
         def launch(s: PRState) -> PRState:
             o = push_match_rounds(jnp.concatenate([s.active, jnp.full(slots, g.col_cap, jnp.int32)]), s.n_slots,
