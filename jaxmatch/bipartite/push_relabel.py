@@ -38,6 +38,10 @@ Where the array version differs from the CUDA one, and why it stays correct:
 * The shrink runs after every global relabel (the paper: only when the list
   has >= 512 entries), because a prefix sum costs little next to the BFS.
 
+On the GPU the push steps run instead as rounds of a persistent kernel, many
+per launch (:mod:`jaxmatch.kernels.push_match`: the same pushes, with an
+atomic exchange on ``row_mate`` where the array form takes a scatter-min).
+
 The result is maximum when the loop ends with no active column: every
 unmatched column then has psi >= inf, so no augmenting path starts at it.
 """
@@ -206,7 +210,10 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
     ``substeps`` push steps in an inner loop (``iterations`` counts push
     steps, so the schedule and the bound are those of one step per round).
     ``kernel``: run the global relabels in the persistent BFS kernel of
-    :mod:`jaxmatch.kernels.bfs_level` (``interpret``: in Pallas's interpreter).
+    :mod:`jaxmatch.kernels.bfs_level` and, with ``kernel.push`` and
+    :func:`push_kernel_runs`, each round's push steps as one launch of
+    :mod:`jaxmatch.kernels.push_match` (up to the next global relabel;
+    ``interpret``: in Pallas's interpreter).
     """
     slots = g.col_cap if slots is None else int(slots)
     inf = (g.n_rows + g.n_cols).astype(jnp.int32)
@@ -230,10 +237,10 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
         short = push_kernel_runs(g, kernel)
 
         def launch(s: PRState) -> PRState:
+            rounds = jnp.minimum(kernel.rounds, jnp.minimum(s.next_gr, max_iters) - s.it)   # to the next relabel
             o = push_match_rounds(jnp.concatenate([s.active, jnp.full(slots, g.col_cap, jnp.int32)]), s.n_slots,
                                   s.row_mate, s.col_mate, s.psi_r, s.psi_c, g.by_col.indptr, g.by_col.indices,
-                                  inf=inf, max_rounds=jnp.minimum(kernel.rounds, jnp.minimum(s.next_gr, max_iters) - s.it),
-                                  cfg=kernel, interpret=interpret)
+                                  inf=inf, max_rounds=rounds, cfg=kernel, interpret=interpret)
             q = lax.dynamic_slice(o.buf, (o.side * slots,), (slots,))
             return s._replace(row_mate=o.row_mate, col_mate=o.col_mate, psi_r=o.psi_r, psi_c=o.psi_c,
                               active=jnp.where(jnp.arange(slots) < o.count, q, g.col_cap), n_slots=o.count,
