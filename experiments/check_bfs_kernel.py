@@ -1,12 +1,14 @@
-"""GPU check of the persistent kernels (jaxmatch.kernels.bfs_level, push_flow): answers and counters.
+"""GPU check of the persistent kernels (jaxmatch.kernels.bfs_level, push_flow, push_match): answers and counters.
 
 Runs ``max_flow`` and G-PR ``maximum_matching`` with the BFS kernel (many BFS levels per launch, a grid
 barrier between levels) and without it (XLA levels) on random networks and
 on the benchmark generators' classes at small sizes; the global relabels'
 BFS is deterministic, so both must give the same flow value, the same
 counters (steps, global relabels, BFS levels) and pass the certificates.
-``max_flow`` also runs with the push kernel (its default on the GPU), which
-must give the same flow value and pass the certificates.
+``max_flow`` and G-PR also run with their push kernels (the default on the GPU),
+which must give the same flow value or cardinality and pass the certificates;
+G-PR's push kernel also runs on random graphs of up to 3,000 vertices a side
+(many columns to few rows, short launches) against scipy.
 Also runs the kernel alone against its pure-JAX reference, level by level
 and many levels per launch, and checks that no program stalled at a barrier.
 
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -91,28 +94,55 @@ def main():
             rows.append(dict(case=f"{name}-{key}", n=int(n), m=int(tail.size), ok=bool(same),
                              value=int(a.flow_value), kernel_s=ta, xla_s=tb, **{k: int(a.stats[k]) for k in keys},
                              xla_iterations=int(b.stats["iterations"])))
-    # G-PR matching with and without the kernel (its global relabels)
-    from jaxmatch import from_scipy, maximum_matching
+    # G-PR matching with the BFS kernel alone (the same matching and counters as without kernels), and
+    # with the push kernel too (its default on the GPU: the same cardinality, certified)
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
     from experiments import generators as gen
+    from jaxmatch import from_scipy, maximum_matching
     side = 16 if args.small else 256
     for name, A in (("road_grid", gen.road_grid(side, side, seed=1)),
                     ("delaunay", gen.delaunay(side * side, seed=2))):
         g = from_scipy(A)
         res = {}
-        for kernel in (True, False):
+        for key, kernel in (("push", True), ("bfs", bfs_level.Config(push=False)), ("xla", False)):
             for method in ("pr", "auto"):
                 jax.block_until_ready(maximum_matching(g, method=method, kernel=kernel))
                 t0 = time.perf_counter()
                 r = jax.block_until_ready(maximum_matching(g, method=method, kernel=kernel))
-                res[kernel, method] = (r, time.perf_counter() - t0)
-        for method in ("pr", "auto"):
-            (a, ta), (b, tb) = res[True, method], res[False, method]
-            certify.check_maximum_matching(g, a.row_mate, a.col_mate)
-            same = np.array_equal(np.asarray(a.row_mate), np.asarray(b.row_mate)) and \
-                {k: int(v) for k, v in a.stats.items()} == {k: int(v) for k, v in b.stats.items()}
-            rows.append(dict(case=f"{name}-{method}", n=int(A.shape[0]), m=int(A.nnz), ok=bool(same),
-                             value=int(a.cardinality), kernel_s=ta, xla_s=tb,
-                             **{k: int(v) for k, v in a.stats.items() if "levels" in k or "iterations" in k}))
+                res[key, method] = (r, time.perf_counter() - t0)
+        for key in ("push", "bfs"):
+            for method in ("pr", "auto"):
+                (a, ta), (b, tb) = res[key, method], res["xla", method]
+                certify.check_maximum_matching(g, a.row_mate, a.col_mate)
+                same = int(a.cardinality) == int(b.cardinality) and int(a.status) == 0
+                if key == "bfs":
+                    same &= np.array_equal(np.asarray(a.row_mate), np.asarray(b.row_mate)) and \
+                        {k: int(v) for k, v in a.stats.items()} == {k: int(v) for k, v in b.stats.items()}
+                rows.append(dict(case=f"{name}-{method}-{key}", n=int(A.shape[0]), m=int(A.nnz), ok=bool(same),
+                                 value=int(a.cardinality), kernel_s=ta, xla_s=tb,
+                                 **{k: int(v) for k, v in a.stats.items() if "levels" in k or "iterations" in k}))
+    # the push kernel under contention: random graphs, many columns to few rows and the reverse, short
+    # launches (rounds=3), against scipy's cardinality and the Koenig certificate
+    from jaxmatch import BipartiteGraph
+    knobs = (True, bfs_level.Config(rounds=3), bfs_level.Config(programs=4, levels=2))
+    for trial in range(6 if args.small else 60):
+        nr, nc = (int(x) for x in rng.integers(1, 3000 if not args.small else 200, 2))
+        if trial % 3 == 1:
+            nr = max(1, nr // 50)
+        m = int(rng.integers(1, min(8 * max(nr, nc), 32768)))
+        r_, c_ = rng.integers(0, nr, m), rng.integers(0, nc, m)
+        g = BipartiteGraph.from_edges(r_, c_, nr, nc, row_capacity=4096, col_capacity=4096,
+                                      edge_capacity=32768)    # one compilation per knob set
+        A = sp.csr_array((np.ones(m), (r_, c_)), shape=(nr, nc))
+        want = int(np.sum(maximum_bipartite_matching(A, perm_type="column") >= 0))
+        ok = True
+        for kernel in knobs:
+            for init in ("cheap", None):
+                a = maximum_matching(g, method="pr", init=init, kernel=kernel)
+                certify.check_maximum_matching(g, a.row_mate, a.col_mate)
+                ok &= int(a.cardinality) == want and int(a.status) == 0
+        rows.append(dict(case=f"gpr-random{trial}", n_rows=nr, n_cols=nc, m=m, ok=bool(ok), value=want))
     # a barrier that gives up at once (spin=0) must be reported, not hidden: on the GPU the programs
     # that arrive before the last one stall, and the solvers' status says so (interpreted: one program)
     from jaxmatch import Status
