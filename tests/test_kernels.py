@@ -337,6 +337,9 @@ def test_alternating_bfs_equals_global_relabel(cfg):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+MATCH_CAPS = dict(row_capacity=256, col_capacity=256, edge_capacity=1024)   # one compilation for both graphs
+
+
 def _grid_and_random_bipartite(rng, side=12):
     ids = np.arange(side * side).reshape(side, side)      # a grid: many BFS levels, long augmenting paths
     u = np.r_[ids[:, :-1].ravel(), ids[:-1, :].ravel()]
@@ -350,7 +353,7 @@ def test_maximum_matching_with_bfs_kernel():
     same matching and counters as without, certified maximum."""
     from jaxmatch import BipartiteGraph, certify, maximum_matching, stack
     for r, c, nr, nc in _grid_and_random_bipartite(np.random.default_rng(2)):
-        g = BipartiteGraph.from_edges(r, c, nr, nc)
+        g = BipartiteGraph.from_edges(r, c, nr, nc, **MATCH_CAPS)
         for method in ("pr", "auto"):
             a = maximum_matching(g, method=method, init=None, kernel=False, auto_levels=0.2)
             b = maximum_matching(g, method=method, init=None, auto_levels=0.2,
@@ -500,7 +503,7 @@ def test_maximum_matching_with_push_kernel():
     from jaxmatch import BipartiteGraph, certify, maximum_matching
     cfg = bfs_level.Config(block=8, width=4, levels=5, push_block=8, push_width=2, rounds=7, programs=2)
     for r, c, nr, nc in _grid_and_random_bipartite(np.random.default_rng(5)):
-        g = BipartiteGraph.from_edges(r, c, nr, nc)
+        g = BipartiteGraph.from_edges(r, c, nr, nc, **MATCH_CAPS)
         want = int(np.sum(maximum_bipartite_matching(csr_matrix((np.ones(len(r)), (r, c)), shape=(nr, nc))) >= 0))
         for init in ("cheap", None):
             for knobs in (cfg, cfg._replace(push_max_degree=1)):
