@@ -29,10 +29,10 @@ class Config(NamedTuple):
     num_warps: int = 4
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
-    push: bool = True      # max flow: run the push-relabel rounds in :mod:`jaxmatch.kernels.push_flow` too
+    push: bool = True      # run the push rounds in a kernel too (max flow: push_flow; G-PR: push_match)
     push_block: int = 128  # push rounds: queued vertices per chunk (a power of two, >= the threads)
     push_width: int = 4    # push rounds: arcs per vertex per inner step (a power of two)
-    push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal has a longer residual row
+    push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal (G-PR: no column) has a longer row
     rounds: int = 1024     # push-relabel rounds per launch, at most
 
 
