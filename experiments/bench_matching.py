@@ -37,6 +37,7 @@ CLASSES = {
     "road": lambda s, seed: gen.road_grid(2 ** (s // 2), 2 ** (s - s // 2), seed=seed),
     "power_law": lambda s, seed: gen.power_law(2 ** s, seed=seed),
     "random": lambda s, seed: gen.random_bipartite(2 ** s, 2 ** s, 4, seed=seed),
+    "lattice3d": lambda s, seed: gen.lattice3d(round(2 ** (s / 3)), seed=seed),   # held out of auto's rule
 }
 
 

@@ -252,6 +252,21 @@ def road_grid(rows, cols, p_delete=0.1, seed=0):
     return _symmetric(u[keep], v[keep], rows * cols)
 
 
+def lattice3d(side, p_delete=0.1, seed=0):
+    """A ``side``^3 6-neighbour cubic lattice, each edge deleted with prob. ``p_delete``: a mesh
+    class none of the solvers' rules was tuned on (degree <= 6, diameter 3 * side). Cost: O(side^3).
+
+    >>> lattice3d(3, p_delete=0.0).nnz  # 2 * 3 * (2 * 3 * 3) edges
+    108
+    """
+    rng = np.random.default_rng(seed)
+    ids = np.arange(side ** 3, dtype=np.int64).reshape(side, side, side)
+    u = np.concatenate([ids[:-1].ravel(), ids[:, :-1].ravel(), ids[:, :, :-1].ravel()])
+    v = np.concatenate([ids[1:].ravel(), ids[:, 1:].ravel(), ids[:, :, 1:].ravel()])
+    keep = rng.random(u.size) >= p_delete
+    return _symmetric(u[keep], v[keep], side ** 3)
+
+
 def power_law(n, avg_degree=16, exponent=2.1, seed=0):
     """Power-law (web / social-like) graph from a Chung-Lu expected-degree model.
 
