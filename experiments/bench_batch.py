@@ -8,7 +8,8 @@
   from concatenated edge arrays with ``BipartiteGraph.from_edges(graph_index=...)``
   (the one-pass route), the vmapped ``maximum_matching`` (first call and warm),
   against a loop of scipy's ``maximum_bipartite_matching``; every cardinality
-  equal to scipy's.
+  equal to scipy's; then ``unstack`` of the batch and ``stack`` of its graphs
+  (equal to the batch, array for array).
 - ``flow``: random networks of ``side`` vertices (no self-loops, capacities
   1-100), source 0, sink ``side - 1``, ``FlowNetwork.from_edges(graph_index=...)``
   and the vmapped ``max_flow``, against a loop of scipy's ``maximum_flow``;
@@ -118,6 +119,10 @@ def _matching(row, rng, B, args):
         jaxmatch.BipartiteGraph.from_edges(r, c, np.full(B, n), np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.maximum_matching(g).cardinality)), batch)
     assert np.array_equal(got, want), "cardinalities differ from scipy's"
+    gs, row["unstack_s"] = _timed(lambda: jaxmatch.unstack(batch))
+    again, row["restack_s"] = _timed(lambda: jax.block_until_ready(jaxmatch.stack(gs)))
+    for x, y in zip(jax.tree_util.tree_leaves(again), jax.tree_util.tree_leaves(batch)):
+        assert np.array_equal(np.asarray(x), np.asarray(y)), "stack(unstack(batch)) differs from the batch"
 
 
 def _flow(row, rng, B, args):

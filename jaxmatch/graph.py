@@ -925,13 +925,23 @@ def stack(graphs):
         raise GraphInputError(f"stack needs graphs of one jaxmatch type, got {sorted({type(g).__name__ for g in graphs})}")
     if any(np.ndim(_size_leaf(g)) for g in graphs):
         raise GraphInputError("stack takes single graphs, not batches")
-    caps = {k: next_pow2(max(g.capacities()[k] for g in graphs)) for k in graphs[0].capacities()}
+    flat = [jax.tree_util.tree_flatten(g) for g in graphs]
+    caps = graphs[0].capacities()
+    dtypes = lambda leaves: tuple(x.dtype for x in leaves)  # noqa: E731
+    if (all(t == flat[0][1] and dtypes(v) == dtypes(flat[0][0]) for v, t in flat)
+            and all(next_pow2(v) == v for v in caps.values())):
+        # one structure (type, capacities, layout, weights or not, dtypes) at powers of two: the
+        # batch's rows are the graphs' padded arrays as they are
+        return jax.tree_util.tree_unflatten(flat[0][1], [device(np.stack(x)) for x in zip(*(v for v, _ in flat))])
+    caps = {k: next_pow2(max(g.capacities()[k] for g in graphs)) for k in caps}
     if kind is FlowNetwork:
         layouts = {g.layout for g in graphs}
         if len(layouts) > 1:
             raise GraphInputError(f"stack needs one residual layout, got {sorted(layouts)}")
-    # one vectorised pass over all the edges (the batch constructors), no per-graph padding
-    parts = [g.edges() for g in graphs]
+    # otherwise one transfer to the host and one vectorised pass over all the edges (the batch
+    # constructors), no per-graph padding
+    host = jax.device_get(graphs)
+    parts = [g.edges() for g in host]
     gid = np.repeat(np.arange(len(parts)), [p[0].size for p in parts])
     cat = [np.concatenate([p[i] for p in parts]) for i in range(2)]
     if kind is BipartiteGraph:
@@ -946,11 +956,25 @@ def stack(graphs):
                                   layout=graphs[0].layout, graph_index=gid, **caps)
 
 
-def unstack(batch):
-    """Split a batch made by :func:`stack` into graphs at their own default capacities."""
+def unstack(batch, *, trim: bool = False):
+    """Split a batch made by :func:`stack` (or a ``graph_index=`` constructor) into its graphs.
+
+    Default: one transfer of the batch to the host, and each graph is a view of it, at the
+    batch's capacities, with NumPy arrays (as :func:`jax.device_get` gives): 10^5 small graphs
+    split in well under a second. A solver takes such a graph as it is (its arrays go to the
+    device with the call; ``jax.device_put(g)`` moves one ahead). ``trim=True`` rebuilds each
+    graph on the device at its own default capacities (one ``from_edges`` per graph, about a
+    millisecond each).
+
+    >>> b = stack([BipartiteGraph.from_edges([0], [0]), BipartiteGraph.from_edges([0, 2], [1, 0])])
+    >>> g = unstack(b)[1]
+    >>> int(g.n_edges), g.row_cap, unstack(b, trim=True)[0].row_cap
+    (2, 4, 1)
+    """
     if type(batch) not in GRAPH_TYPES:
         raise GraphInputError(f"unstack needs a batched jaxmatch graph, got {type(batch).__name__}")
     if np.ndim(_size_leaf(batch)) != 1:
         raise GraphInputError("unstack needs a batch made by stack (array fields with one leading axis)")
-    count = _size_leaf(batch).shape[0]
-    return [jax.tree_util.tree_map(lambda x: x[i], batch).with_capacity() for i in range(count)]
+    leaves, tree = jax.tree_util.tree_flatten(jax.device_get(batch))
+    graphs = [jax.tree_util.tree_unflatten(tree, [x[i] for x in leaves]) for i in range(leaves[0].shape[0])]
+    return [g.with_capacity() for g in graphs] if trim else graphs

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxmatch
-from jaxmatch import BipartiteGraph, FlowNetwork, Graph, GraphInputError, stack, unstack
+from jaxmatch import BipartiteGraph, FlowNetwork, Graph, GraphInputError, maximum_matching, stack, unstack
 
 
 def dense_bip(g):
@@ -166,16 +166,56 @@ def test_stack_unstack_vmap():
     out = jax.jit(jax.vmap(degree_sum))(batch)
     for k, g in enumerate(gs):
         np.testing.assert_array_equal([o[k] for o in out], [int(g.n_edges)] * 2)
-    back = unstack(batch)
+    back = unstack(batch, trim=True)
     for g, h in zip(gs, back):
         np.testing.assert_array_equal(dense_bip(g), dense_bip(h))
         assert h.capacities() == g.capacities()
+    for g, h in zip(gs, unstack(batch)):   # host views at the batch's capacities: the same graphs
+        np.testing.assert_array_equal(dense_bip(g), dense_bip(h))
+        assert h.capacities() == batch.capacities() and int(maximum_matching(h).cardinality) == \
+            int(maximum_matching(g).cardinality)
     with pytest.raises(GraphInputError, match="one jaxmatch type"):
         stack([gs[0], Graph.from_edges([0], [1])])
     with pytest.raises(GraphInputError, match="single graphs"):
         stack([batch])
     with pytest.raises(GraphInputError, match="leading axis"):
         unstack(gs[0])
+
+
+def test_stack_at_shared_capacities_equals_the_batch_constructor():
+    """Graphs of one structure at power-of-two capacities stack by their padded arrays; the batch
+    equals the one-pass ``graph_index=`` build (every type), and ``unstack`` (host views at the
+    batch's capacities) then ``stack`` gives it back."""
+    rng = np.random.default_rng(4)
+    sizes = [(5, 7, 12), (8, 3, 9), (1, 1, 1), (8, 8, 0)]
+    edges = [(rng.integers(0, a, m), rng.integers(0, b, m), rng.random(m), rng.integers(0, 9, m))
+             for a, b, m in sizes]
+    gid = np.repeat(np.arange(len(sizes)), [m for _, _, m in sizes])
+    cat = [np.concatenate([e[i] for e in edges]) for i in range(4)]
+    builds = [
+        (lambda e, a, b: BipartiteGraph.from_edges(e[0], e[1], a, b, row_capacity=8, col_capacity=8,
+                                                    edge_capacity=16),
+         BipartiteGraph.from_edges(cat[0], cat[1], [a for a, _, _ in sizes], [b for _, b, _ in sizes],
+                                   graph_index=gid, row_capacity=8, col_capacity=8, edge_capacity=16)),
+        (lambda e, a, b: Graph.from_edges(e[0], e[1], e[2], 8, vertex_capacity=8, entry_capacity=32),
+         Graph.from_edges(cat[0], cat[1], cat[2], [8] * len(sizes), graph_index=gid, vertex_capacity=8,
+                          entry_capacity=32)),
+        (lambda e, a, b: FlowNetwork.from_edges(e[0], e[1], e[3], 8, vertex_capacity=8, arc_capacity=16),
+         FlowNetwork.from_edges(cat[0], cat[1], cat[3], [8] * len(sizes), graph_index=gid, vertex_capacity=8,
+                                arc_capacity=16)),
+    ]
+    for build, want in builds:
+        gs = [build(e, a, b) for e, (a, b, _) in zip(edges, sizes)]
+        for got in (stack(gs), stack(unstack(want))):
+            assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
+            for x, y in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+                assert x.dtype == y.dtype
+                np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+        back = unstack(want)
+        assert all(isinstance(x, (np.ndarray, np.generic)) for x in jax.tree_util.tree_leaves(back[0]))
+        assert [h.capacities() for h in back] == [want.capacities()] * len(sizes)
+        for g, h, t in zip(gs, back, unstack(want, trim=True)):
+            assert g.edges()[0].tolist() == h.edges()[0].tolist() == t.edges()[0].tolist()
 
 
 def test_stack_graphs_and_networks():
