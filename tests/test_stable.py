@@ -502,3 +502,54 @@ def test_certificate_rejects():
         check_stable(shared, shared, [1, 0, 2])
     with pytest.raises(CertificateError, match="do not rank"):
         check_stable(np.broadcast_to(np.array([0, 1]), (3, 2)), shared, [0, 1, 2])
+
+
+@pytest.mark.parametrize("n_other", [5, 64, 65, 300])
+def test_repeat_check_of_padded_rows(n_other):
+    """The repeat check of padded rows (one bit per id up to 64 ids, a scatter or a sort beyond)
+    raises exactly when some row lists an id twice, and names that row; rows with and without -1
+    padding, one and several instances."""
+    rng = np.random.default_rng(n_other)
+    for trial in range(40):
+        B, n, L = int(rng.integers(1, 4)), int(rng.integers(1, 9)), int(rng.integers(2, min(n_other, 12) + 1))
+        a = np.full((B, n, L), -1)
+        for b in range(B):
+            for i in range(n):
+                k = int(rng.integers(0, L + 1)) if trial % 2 else L
+                a[b, i, :k] = rng.choice(n_other, k, replace=False)
+        if trial % 3 == 0:                                # one repeat in a random row of length >= 2
+            b, i = int(rng.integers(0, B)), int(rng.integers(0, n))
+            k = int(np.sum(a[b, i] >= 0))
+            if k >= 2:
+                a[b, i, k - 1] = a[b, i, 0]
+        repeated = [(b, i) for b in range(B) for i in range(n)
+                    if len(set(a[b, i][a[b, i] >= 0].tolist())) < int(np.sum(a[b, i] >= 0))]
+        arrays = [a] + ([a[0]] if B == 1 else [])
+        for x in arrays:
+            if repeated:
+                b, i = repeated[0]
+                where = f"instance {b}, person {i}" if x.ndim == 3 else f"person {i}"
+                with pytest.raises(GraphInputError, match=f"{where} lists id .* twice"):
+                    Preferences.from_padded(x, n_other)
+            else:
+                Preferences.from_padded(x, n_other)
+
+
+def test_complete_lists_batch_equals_the_solo_builds():
+    """Complete lists that fill the entry capacity take the batch constructor's shortest route (rows
+    as they are, owners broadcast on the device): the same arrays as the instances built one by one
+    and stacked, and the same answers."""
+    rng = np.random.default_rng(8)
+    B, n = 3, 4
+    men, women = rng.random((B, n, n)).argsort(axis=2), rng.random((B, n, n)).argsort(axis=2)
+    Ms, Ws = Preferences.from_padded(men, n), Preferences.from_padded(women, n)
+    caps = dict(n_capacity=Ms.n_cap, entry_capacity=Ms.e_cap)
+    assert Ms.e_cap == n * n
+    solo = stack_preferences([Preferences.from_padded(men[b], n, **caps) for b in range(B)])
+    for x, y in zip(jax.tree_util.tree_leaves(Ms), jax.tree_util.tree_leaves(solo)):
+        assert x.dtype == y.dtype
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    out = jax.vmap(stable_marriage)(Ms, Ws)
+    for b in range(B):
+        wife, _, _ = gs_reference(men[b].tolist(), women[b].tolist(), n)
+        assert np.asarray(out.wife[b, :n]).tolist() == wife

@@ -123,12 +123,28 @@ def _check_padding(a, name: str):
 
 
 def _check_repeats(a, lengths, n_other: int, name: str) -> None:
-    """Raise if a row of the padded id array ``a`` ([n, L] or [B, n, L]) lists an id twice: one scatter
-    of every id into a [rows, n_other] table where that fits in 8 entries per id, else a sort per row."""
+    """Raise if a row of the padded id array ``a`` ([n, L] or [B, n, L]) lists an id twice: with at
+    most 64 ids, one bit per id OR-ed along each row (NumPy >= 2); else one scatter of every id into a
+    [rows, n_other] table where that fits in 8 entries per id; else (or to name a repeat) a sort per row."""
     rows, L = a.size // max(a.shape[-1], 1), a.shape[-1]
     if L < 2:
         return
-    if rows * n_other <= 8 * a.size:
+    if n_other <= 64 and hasattr(np, "bitwise_count"):   # a bit per id: a row's OR has a bit per distinct id
+        flat, want = a.reshape(rows, L), lengths.reshape(rows)
+        step = max(1, (1 << 16) // L)                        # chunks of rows that stay in the caches
+        bits = np.empty((step, L), np.int64)
+        for i in range(0, rows, step):
+            x = flat[i:i + step]
+            b = bits[:x.shape[0]]
+            np.left_shift(1, np.maximum(x, 0, out=b), out=b)
+            if (want[i:i + step] != L).any():
+                b[x < 0] = 0
+            if not np.array_equal(np.bitwise_count(np.bitwise_or.reduce(b, axis=1).view(np.uint64)),
+                                  want[i:i + step]):
+                break
+        else:
+            return
+    elif rows * n_other <= 8 * a.size:
         seen = np.zeros((rows, n_other + 1), bool)
         seen[np.repeat(np.arange(rows), L), a.reshape(-1)] = True      # -1 padding lands in the last column
         if np.array_equal(seen[:, :-1].sum(axis=1), lengths.reshape(-1)):
@@ -267,9 +283,14 @@ class Preferences:
         length = np.zeros((B, nc), np.int64)
         start[:, :n] = np.cumsum(lengths, axis=1) - lengths
         length[:, :n] = lengths
+        owner = np.broadcast_to(np.arange(n, dtype=np.int32)[:, None], (n, L))
+        full = lambda x: _i32(np.full(B, x))  # noqa: E731
+        if ec == n * L and not pad.any():   # complete lists filling the capacity: the rows as they are
+            entries = _i32(a.reshape(B, ec))
+            src = jnp.broadcast_to(_i32(owner.reshape(ec)), (B, ec))     # built on the device
+            return cls(_i32(start), _i32(length), entries, src, full(n), full(n_other), _i32(e), False)
         entries = np.full((B, ec), -1, np.int32)
         src = np.full((B, ec), nc, np.int32)
-        owner = np.broadcast_to(np.arange(n, dtype=np.int32)[:, None], (n, L))
         if not pad.any():                                                # complete lists: no compaction
             entries[:, :n * L] = a.reshape(B, n * L)
             src[:, :n * L] = owner.reshape(n * L)
@@ -277,7 +298,6 @@ class Preferences:
             slots = np.arange(ec) < e[:, None]
             entries[slots] = a[~pad]
             src[slots] = np.broadcast_to(owner, a.shape)[~pad]
-        full = lambda x: _i32(np.full(B, x))  # noqa: E731
         return cls(_i32(start), _i32(length), _i32(entries), _i32(src), full(n), full(n_other), _i32(e), False)
 
     @classmethod
