@@ -266,15 +266,17 @@ class Preferences:
     def _batch(cls, a, n_other, n_capacity, entry_capacity, name):
         """:meth:`from_padded` of a 3-D array: B instances validated and laid out in one vectorised pass."""
         B, n, L = a.shape
-        pad = _check_padding(a, name)
+        lo, hi = (int(a.min()), int(a.max())) if a.size else (0, -1)
+        complete = lo >= 0                                               # no -1 padding: no padding checks
+        pad = None if complete else _check_padding(a, name)
         if n_other is None:
-            n_other = int(a.max()) + 1 if a.size else 0
+            n_other = hi + 1
         n_other = _count(n_other, "n_other")
-        if a.size and a.max() >= n_other:
+        if hi >= n_other:
             b, r, c = np.argwhere(a >= n_other)[0]
             raise GraphInputError(f"{name}: instance {b}, person {r} lists id {a[b, r, c]}, out of range "
                                   f"[0, {n_other})")
-        lengths = L - pad.sum(axis=-1)                                   # [B, n]
+        lengths = np.full((B, n), L, np.int64) if complete else L - pad.sum(axis=-1)   # [B, n]
         _check_repeats(a, lengths, n_other, name)
         e = lengths.sum(axis=1)                                          # entries per instance
         nc = _cap(_count(n, f"{name}: number of people"), n_capacity, "n_capacity")
@@ -285,13 +287,13 @@ class Preferences:
         length[:, :n] = lengths
         owner = np.broadcast_to(np.arange(n, dtype=np.int32)[:, None], (n, L))
         full = lambda x: _i32(np.full(B, x))  # noqa: E731
-        if ec == n * L and not pad.any():   # complete lists filling the capacity: the rows as they are
+        if ec == n * L and complete:        # complete lists filling the capacity: the rows as they are
             entries = _i32(a.reshape(B, ec))
             src = jnp.broadcast_to(_i32(owner.reshape(ec)), (B, ec))     # built on the device
             return cls(_i32(start), _i32(length), entries, src, full(n), full(n_other), _i32(e), False)
         entries = np.full((B, ec), -1, np.int32)
         src = np.full((B, ec), nc, np.int32)
-        if not pad.any():                                                # complete lists: no compaction
+        if complete:                                                     # complete lists: no compaction
             entries[:, :n * L] = a.reshape(B, n * L)
             src[:, :n * L] = owner.reshape(n * L)
         else:                                                            # each instance's entries in row order
