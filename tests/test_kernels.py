@@ -516,3 +516,25 @@ def test_maximum_matching_with_push_kernel():
         res = jax.jit(lambda g: maximum_matching(g, method="pr", kernel=cfg))(g)
         assert int(res.cardinality) == want
         certify.check_maximum_matching(g, res.row_mate[:nr], res.col_mate[:nc])
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40),
+       st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)), min_size=0, max_size=200),
+       st.sampled_from(["cheap", None]), st.sampled_from([2, 5]))
+def test_gpr_push_kernel_property(nr, nc, edges, init, rounds):
+    """Any bipartite graph within one capacity, either start, launches of 2 or 5 rounds: G-PR with its
+    pushes in the kernel (interpret mode) finds scipy's cardinality, certified."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    from jaxmatch import BipartiteGraph, certify, maximum_matching
+    r = np.array([e[0] % nr for e in edges], np.int64)
+    c = np.array([e[1] % nc for e in edges], np.int64)
+    g = BipartiteGraph.from_edges(r, c, nr, nc, row_capacity=64, col_capacity=64, edge_capacity=256)
+    A = csr_matrix((np.ones(r.size), (r, c)), shape=(nr, nc))
+    want = int(np.sum(maximum_bipartite_matching(A, perm_type="column") >= 0))
+    cfg = bfs_level.Config(block=8, width=4, levels=3, push_block=8, push_width=2, rounds=rounds)
+    res = maximum_matching(g, method="pr", init=init, kernel=cfg)
+    assert int(res.cardinality) == want and res.status_name == "converged"
+    certify.check_maximum_matching(g, res.row_mate, res.col_mate)
