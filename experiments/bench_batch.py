@@ -21,6 +21,10 @@
   compile), and timed against networkx (``max_weight_matching``,
   ``louvain_communities``) on at most ``--peer-graphs`` graphs, reported per
   graph and scaled to B.
+- ``b_suitor``: the same graphs, the vmapped ``b_suitor(g, 2)``, checked against
+  the graph's own eager run for ``--check`` graphs; the peer is a plain
+  sequential greedy b-matching in Python on at most ``--peer-graphs``
+  graphs, scaled to B (networkx has no b-matching).
 - ``stable``: B stable-marriage instances of ``side`` men and women with
   complete random lists, ``Preferences.from_padded`` of the [B, side, side]
   arrays (one pass) and the vmapped ``stable_marriage``; ``--check``
@@ -47,7 +51,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-FAMILIES = ["matching", "flow", "suitor", "louvain", "stable"]
+FAMILIES = ["matching", "flow", "suitor", "b_suitor", "louvain", "stable"]
 
 
 def _timed(fn):
@@ -200,6 +204,42 @@ def _suitor(row, rng, B, args):
         jaxmatch.Graph.from_edges(u, v, w, np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.suitor(g).weight)), batch)
     _check_solo(row, rng, B, args, batch, got, lambda g: jaxmatch.suitor(g).weight, parts)
+
+
+def _greedy_b_weight(n, u, v, w, b):
+    """Weight of a greedy b-matching (heaviest edge first, parallel edges summed as ``Graph`` does):
+    plain sequential Python, the per-graph peer."""
+    best = {}
+    for a, c, x in zip(u.tolist(), v.tolist(), w.tolist()):
+        if a != c:
+            key = (min(a, c), max(a, c))
+            best[key] = best.get(key, 0.0) + x
+    left, total = [b] * n, 0.0
+    for (a, c), x in sorted(best.items(), key=lambda kv: (-kv[1], kv[0])):
+        if left[a] and left[c]:
+            left[a] -= 1
+            left[c] -= 1
+            total += x
+    return total
+
+
+def _b_suitor(row, rng, B, args):
+    import jax
+
+    import jaxmatch
+    parts = _weighted(rng, B, args)
+    n, m, gid, u, v, w = parts
+    k = min(B, args.peer_graphs)
+    t = time.perf_counter()
+    greedy = [_greedy_b_weight(n, u[i * m:(i + 1) * m], v[i * m:(i + 1) * m], w[i * m:(i + 1) * m], 2)
+              for i in range(k)]
+    row["peer_loop_s"] = (time.perf_counter() - t) * B / k
+    row["peer"] = f"sequential greedy b-matching (Python, b = 2) on {k} graphs, scaled to {B}"
+    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+        jaxmatch.Graph.from_edges(u, v, w, np.full(B, n), graph_index=gid)))
+    got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.b_suitor(g, 2, max_b=2).weight)), batch)
+    del greedy   # the peer's answers: ties (integer weights) may be broken another way, so no equality
+    _check_solo(row, rng, B, args, batch, got, lambda g: jaxmatch.b_suitor(g, 2).weight, parts)
 
 
 def _louvain(row, rng, B, args):
