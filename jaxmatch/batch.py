@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from jaxmatch.graph import GRAPH_TYPES, GraphInputError, stack
 
@@ -19,8 +21,8 @@ def _bucket(g) -> tuple:
     return (type(g).__name__, tuple(sorted(g.capacities().items())), getattr(g, "layout", None))
 
 
-def solve_many(fn, graphs) -> list:
-    """``[fn(g) for g in graphs]``, computed bucket by bucket.
+def solve_many(fn, graphs, *, devices=None) -> list:
+    """``[fn(g) for g in graphs]``, computed bucket by bucket, over all local devices.
 
     ``fn`` takes one graph and returns a pytree of arrays (it must work under
     ``jax.jit`` and ``jax.vmap``, as every jaxmatch solver does). Graphs of
@@ -28,9 +30,13 @@ def solve_many(fn, graphs) -> list:
     default) form a bucket, stacked with :func:`jaxmatch.stack` and solved by
     one ``jax.jit(jax.vmap(fn))`` call, so a list of many small graphs of
     mixed sizes costs one compilation per distinct capacity, not one per
-    graph. Returns the results in the order of ``graphs``, as NumPy pytrees;
-    arrays sized by the graph keep the bucket's capacity (padding as under
-    ``vmap``: see each solver's result), where an eager call trims them.
+    graph. With several ``devices`` (default: ``jax.local_devices()``) each
+    bucket is split along its batch axis over them (``jax.shard_map``: every
+    device runs its share on its own, no communication), padded to a multiple
+    of the device count with copies of its last graph whose results are
+    dropped. Returns the results in the order of ``graphs``, as NumPy
+    pytrees; arrays sized by the graph keep the bucket's capacity (padding as
+    under ``vmap``: see each solver's result), where an eager call trims them.
     """
     graphs = list(graphs)
     if not graphs:
@@ -38,13 +44,25 @@ def solve_many(fn, graphs) -> list:
     if any(type(g) not in GRAPH_TYPES for g in graphs):
         bad = next(type(g).__name__ for g in graphs if type(g) not in GRAPH_TYPES)
         raise GraphInputError(f"solve_many takes jaxmatch graphs, got a {bad}")
+    devices = list(jax.local_devices() if devices is None else devices)
+    if not devices:
+        raise GraphInputError("solve_many needs at least one device")
     buckets: dict[tuple, list[int]] = {}
     for i, g in enumerate(graphs):
         buckets.setdefault(_bucket(g), []).append(i)
-    solve = jax.jit(jax.vmap(fn))
+    if len(devices) == 1:
+        solve, place = jax.jit(jax.vmap(fn)), lambda b: jax.device_put(b, devices[0])  # noqa: E731
+    else:   # the batch axis split over the devices, each share solved on its own device
+        mesh = Mesh(np.array(devices), ("graphs",))
+        # check_vma=False: the solvers start their loops from constants that become per-device values
+        solve = jax.jit(jax.shard_map(jax.vmap(fn), mesh=mesh, in_specs=P("graphs"), out_specs=P("graphs"),
+                                      check_vma=False))
+        place = lambda b: jax.device_put(b, NamedSharding(mesh, P("graphs")))  # noqa: E731
     out: list = [None] * len(graphs)
     for members in buckets.values():
-        leaves, tree = jax.tree_util.tree_flatten(solve(stack([graphs[i] for i in members])))
+        share = [graphs[i] for i in members]
+        share += share[-1:] * (-len(share) % len(devices))     # a multiple of the device count
+        leaves, tree = jax.tree_util.tree_flatten(solve(place(stack(share))))
         leaves = [np.asarray(x) for x in leaves]   # one transfer per leaf, then host slices
         for j, i in enumerate(members):
             out[i] = jax.tree_util.tree_unflatten(tree, [x[j] for x in leaves])

@@ -1,4 +1,8 @@
 """solve_many: many graphs of mixed sizes, one jitted vmap per capacity bucket, answers in order."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy.sparse.csgraph import maximum_bipartite_matching
@@ -35,3 +39,41 @@ def test_solve_many_equals_solo_answers_in_order():
     assert solve_many(lambda g: g.n_rows, []) == []
     with pytest.raises(GraphInputError, match="jaxmatch graphs"):
         solve_many(lambda g: g, [gs[0], np.zeros(3)])
+
+
+MULTI_DEVICE = r"""
+import os
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+import jax
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+import jaxmatch
+
+assert len(jax.local_devices()) == 4, jax.local_devices()
+rng = np.random.default_rng(0)
+sizes = [3, 5, 7, 12, 30, 31, 9, 2, 17, 40, 6, 20, 11]
+gs, want = [], []
+for k, n in enumerate(sizes):     # a bucket of 11 at shared capacities (3 per device after padding), 2 alone
+    r, c = rng.integers(0, n, 3 * n), rng.integers(0, n, 3 * n)
+    caps = dict(row_capacity=64, col_capacity=64, edge_capacity=128) if k < 11 else {}
+    gs.append(jaxmatch.BipartiteGraph.from_edges(r, c, n, n, **caps))
+    a = csr_matrix((np.ones(r.size), (r, c)), shape=(n, n))
+    want.append(int(np.sum(maximum_bipartite_matching(a, perm_type="column") >= 0)))
+fn = lambda g: (jaxmatch.maximum_matching(g).cardinality, jax.lax.axis_index("graphs"))
+got = jaxmatch.solve_many(fn, gs)
+assert [int(x[0]) for x in got] == want, ([int(x[0]) for x in got], want)
+assert [int(x[1]) for x in got[:11]] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3], [int(x[1]) for x in got]  # split in order
+one = jaxmatch.solve_many(lambda g: jaxmatch.maximum_matching(g).cardinality, gs, devices=jax.local_devices()[:1])
+assert [int(x) for x in one] == want
+print("ok")
+"""
+
+
+def test_solve_many_splits_buckets_over_devices():
+    """With 4 (host) devices, solve_many splits each bucket over all of them (padded to a multiple
+    of 4), and every answer equals scipy's; one device gives the same. A subprocess, as the device
+    count is fixed when JAX starts."""
+    out = subprocess.run([sys.executable, "-c", MULTI_DEVICE], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
