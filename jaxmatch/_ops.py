@@ -33,14 +33,17 @@ def device(x, dtype=None) -> jax.Array:
 HOST_TRIM_MAX = 1 << 16
 
 
-def trim(x: jax.Array, k: int) -> jax.Array:
-    """``x[:k]`` of an eager result. Up to ``HOST_TRIM_MAX`` elements the cut is made on the host:
-    a device slice compiles once per length, which a user with many small graphs pays per graph."""
-    if x.shape[0] == k:
+def trim(x: jax.Array, *k: int) -> jax.Array:
+    """``x[:k0, :k1, ...]`` of an eager result. Up to ``HOST_TRIM_MAX`` elements the cut is made on
+    the host: a device slice compiles once per length, which a user with many small graphs pays per
+    graph; past it on the device, as a round trip of a large array through the host costs more
+    (Louvain's hierarchy at 10^7 edges: 0.17 s of a 0.93 s run on an H100)."""
+    cut = tuple(slice(j) for j in k)
+    if x.shape[:len(k)] == tuple(k):
         return x
     if x.size <= HOST_TRIM_MAX:
-        return device(np.asarray(x)[:k])
-    return x[:k]
+        return device(np.asarray(x)[cut])
+    return x[cut]
 
 
 def take(a: jax.Array, idx: jax.Array, fill) -> jax.Array:

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import is_traced
+from jaxmatch._ops import is_traced, trim
 from jaxmatch.status import settle, with_status_name
 from jaxmatch.community import louvain as _lv
 from jaxmatch.community.modularity import _check_graph, _check_real, modularity
@@ -198,13 +198,11 @@ def _solve(g, opts, *, max_levels, max_iters, axis_name=None, config=_lv.DEFAULT
 
 def _finish(g, labels, levels, q, level_q, status, stats) -> LouvainResult:
     if not is_traced(g.n):
-        # trim on the host: slicing device arrays to data-dependent shapes would
-        # compile a new slice for every size
         n, n_levels = int(g.n), int(stats["levels"])
         iters = np.asarray(stats["iterations"])[:n_levels]
         most = int(iters.max()) if n_levels else 0
         cut = lambda a, *idx: jax.device_put(np.asarray(a)[idx])
-        labels, levels = cut(labels, slice(n)), cut(levels, slice(n_levels), slice(n))
+        labels, levels = trim(labels, n), trim(levels, n_levels, n)   # on the device when large
         level_q = cut(level_q, slice(n_levels))
         r_most = int(stats["refine_iterations"])
         stats = dict(stats, iterations=jax.device_put(iters),
