@@ -183,6 +183,33 @@ def _claim(ref, idx, stamp, mask, interpret):
     return mask & (_exchange(ref, idx, jnp.full(idx.shape, stamp, jnp.int32), mask, interpret) != stamp)
 
 
+def _chunks(count, block: int, program, grid: int, fn) -> None:
+    """Program ``program``'s share of a queue of ``count`` items: ``fn(positions)`` for chunks
+    program, program + grid, ... of ``block`` positions each (the last one may run past ``count``:
+    ``fn`` masks). ``program`` is ``pl.program_id(0)`` read at the kernel's top level (the
+    interpreter does not take it inside loops)."""
+    lanes = jnp.arange(block, dtype=jnp.int32)
+    mine = jnp.maximum((count + block - 1) // block - program + grid - 1, 0) // grid
+    lax.fori_loop(0, mine, lambda t, c: (fn((program + t * grid) * block + lanes), c)[1], ())
+
+
+def _append(state, counter: int, buf, base, new, ids, interpret) -> None:
+    """The ``new`` lanes' ``ids`` (a 1-D or 2-D tile, lanes in order) into a queue at ``buf[base:]``:
+    one atomic add on ``state[counter]`` reserves their places for the whole tile."""
+    ones = new.astype(jnp.int32)   # int32 sums throughout (jnp.sum widens under x64)
+    if ones.ndim == 2:
+        per_row = jnp.sum(ones, axis=1, dtype=jnp.int32)
+        pos = (jnp.cumsum(per_row, dtype=jnp.int32) - per_row)[:, None] + jnp.cumsum(ones, axis=1, dtype=jnp.int32)
+    else:
+        pos = jnp.cumsum(ones, dtype=jnp.int32)
+    n_new = jnp.sum(ones, dtype=jnp.int32)
+
+    @pl.when(n_new > 0)
+    def _():
+        first = _atomic_add(state, counter, n_new, interpret)
+        _flat(_store, buf, base + first + pos - 1, ids, new, interpret)
+
+
 def _put(ref, i, value, interpret):
     """``ref[i] = value`` for a scalar int32, atomically (seen by every program)."""
     value = jnp.asarray(value, jnp.int32)

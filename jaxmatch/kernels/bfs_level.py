@@ -82,8 +82,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from jaxmatch._ops import INT_MAX, compact, take
-from jaxmatch.kernels._pallas import (_atomic_add, _atomic_min, _f32, _flat, _grid_sync, _i32, _load, _put, _read,
-                                      _persistent_call, _resident, _store)
+from jaxmatch.kernels._pallas import (_append, _atomic_add, _atomic_min, _chunks, _f32, _flat, _grid_sync, _i32, _load,
+                                      _put, _read, _persistent_call, _resident, _store)
 from jaxmatch.kernels._pallas import Config, choose  # noqa: F401  (the solvers' kernel= option)
 
 
@@ -101,11 +101,9 @@ def _expand(state, buf, *, vc, side, count, slot, program, grid, cfg, arcs, visi
     indptr, heads = arcs
     block, width = cfg.block, cfg.width
     cols = jnp.arange(width, dtype=jnp.int32)[None, :]
-    slots = jnp.arange(block, dtype=jnp.int32)
     base_in, base_out = side * vc, (1 - side) * vc
 
-    def chunk(c):
-        rows = c * block + slots
+    def chunk(rows):
         ok = rows < count
         y = _load(buf, base_in + rows, ok, 0, volatile=True)   # written by other programs: bypass L1
         start = _load(indptr, y, ok, 0)
@@ -117,16 +115,7 @@ def _expand(state, buf, *, vc, side, count, slot, program, grid, cfg, arcs, visi
             k = start[:, None] + q
             x = _load(heads, k, valid, 0).astype(jnp.int32)
             new, push, found = visit(y[:, None], x, k, valid)
-            ones = new.astype(jnp.int32)   # int32 sums throughout (jnp.sum widens under x64)
-            n_row = jnp.sum(ones, axis=1, dtype=jnp.int32)
-            n_new = jnp.sum(n_row, dtype=jnp.int32)
-
-            @pl.when(n_new > 0)
-            def _():
-                first = _atomic_add(state, _CNT + slot, n_new, interpret)
-                before = jnp.cumsum(n_row, dtype=jnp.int32) - n_row
-                pos = base_out + first + before[:, None] + jnp.cumsum(ones, axis=1, dtype=jnp.int32) - 1
-                _flat(_store, buf, pos, push, new, interpret)
+            _append(state, _CNT + slot, buf, base_out, new, push, interpret)
 
             n_found = jnp.sum(found, dtype=jnp.int32)
 
@@ -137,9 +126,7 @@ def _expand(state, buf, *, vc, side, count, slot, program, grid, cfg, arcs, visi
 
         lax.fori_loop(0, (jnp.max(deg) + width - 1) // width, step, ())
 
-    chunks = (count + block - 1) // block
-    mine = jnp.maximum(chunks - program + grid - 1, 0) // grid   # chunks program, program + grid, ...
-    lax.fori_loop(0, mine, lambda t, carry: (chunk(program + t * grid), carry)[1], ())
+    _chunks(count, block, program, grid, chunk)
 
 
 def _residual_level(reads, dists, level, interpret):

@@ -115,8 +115,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from jaxmatch._ops import INT_MAX
-from jaxmatch.kernels._pallas import (Config, _add, _atomic_add, _claim, _f32, _flat, _grid_sync, _i32, _load, _put,
-                                      _persistent_call, _read, _resident, _store)
+from jaxmatch.kernels._pallas import (Config, _add, _append, _atomic_add, _chunks, _claim, _f32, _flat, _grid_sync,
+                                      _i32, _load, _put, _persistent_call, _read, _resident, _store)
 
 STEP_LANES = 1 << 18   # the flow solver's work unit: arcs a step scans for the cost of its fixed overhead
 
@@ -159,34 +159,14 @@ def _take(x, rem):
     return taken, jnp.where(cut < x.shape[1], 0, rem - jnp.sum(x, axis=1, dtype=jnp.int32))
 
 
-def _append(state, buf, slot, base_out, new, ids, interpret):
-    """The ``new`` lanes' ``ids`` (a 1-D or 2-D tile) into the next queue (at ``base_out``), counted in ``slot``."""
-    ones = new.astype(jnp.int32)
-    if ones.ndim == 2:
-        per_row = jnp.sum(ones, axis=1, dtype=jnp.int32)
-        pos = (jnp.cumsum(per_row, dtype=jnp.int32) - per_row)[:, None] + jnp.cumsum(ones, axis=1, dtype=jnp.int32)
-    else:
-        pos = jnp.cumsum(ones, dtype=jnp.int32)
-    n_new = jnp.sum(ones, dtype=jnp.int32)
-
-    @pl.when(n_new > 0)
-    def _():
-        first = _atomic_add(state, _CNT + slot, n_new, interpret)
-        _flat(_store, buf, base_out + first + pos - 1, ids, new, interpret)
-
-
 def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in, ex_in, h_in, st_in, state_in,
             buf, rc, excess, height, stamp, state, *, cfg: Config, grid: int, vc: int, interpret: bool):
     del buf_in, rc_in, ex_in, h_in, st_in, state_in   # aliased with the outputs
     count0, side0, n, max_rounds, stamp0 = (meta_ref[i] for i in range(5))
     room = room_ref[0]
     program = pl.program_id(0)
-    slots = jnp.arange(cfg.push_block, dtype=jnp.int32)
     cols = jnp.arange(cfg.push_width, dtype=jnp.int32)[None, :]
-
-    def chunks(count, fn):
-        mine = jnp.maximum((count + cfg.push_block - 1) // cfg.push_block - program + grid - 1, 0) // grid
-        lax.fori_loop(0, mine, lambda t, c: (fn((program + t * grid) * cfg.push_block + slots), c)[1], ())
+    chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
 
     def row(u, ok):
         start = _load(indptr, u, ok, 0)
@@ -229,7 +209,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             _add(rc, jnp.where(moved, kr, spread), d)
             _add(excess, jnp.where(moved, w, spread % vc), d)
             cand = moved & (_load(terminal, w, moved, 1) == 0)
-            _append(state, buf, slot, base_out, _flat(_claim, stamp, w, rid, cand, interpret), w, interpret)
+            _append(state, _CNT + slot, buf, base_out, _flat(_claim, stamp, w, rid, cand, interpret), w, interpret)
             return rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32)
 
         top = jnp.max(deg)
@@ -266,7 +246,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         def _():
             _atomic_add(state, _RELABELS, n_rel, interpret)
         new = _claim(stamp, u, rid, act & (h < n), interpret)
-        _append(state, buf, slot, base_out, new, u, interpret)
+        _append(state, _CNT + slot, buf, base_out, new, u, interpret)
 
     def go(c):
         count, done, side, work, stalled = c

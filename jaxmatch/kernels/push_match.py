@@ -82,8 +82,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from jaxmatch._ops import INT_MAX
-from jaxmatch.kernels._pallas import (Config, _atomic_add, _exchange, _f32, _grid_sync, _i32, _load, _put,
-                                      _persistent_call, _read, _resident, _store)
+from jaxmatch.kernels._pallas import (Config, _append, _atomic_add, _chunks, _exchange, _f32, _grid_sync, _i32,
+                                      _load, _put, _persistent_call, _read, _resident, _store)
 
 # state words: three rotating next-queue counters, the barrier's arrivals, then what the launch hands back
 _CNT, _ARRIVED, _COUNT, _SIDE, _DONE, _STALLED, _PUSHES = 0, 3, 4, 5, 6, 7, 8
@@ -111,12 +111,8 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
     del buf_in, rm_in, cm_in, pr_in, pc_in, state_in   # aliased with the outputs
     count0, side0, inf, max_rounds = (meta_ref[i] for i in range(4))
     program = pl.program_id(0)
-    lanes = jnp.arange(cfg.push_block, dtype=jnp.int32)
     cols = jnp.arange(cfg.push_width, dtype=jnp.int32)[None, :]
-
-    def chunks(count, fn):
-        mine = jnp.maximum((count + cfg.push_block - 1) // cfg.push_block - program + grid - 1, 0) // grid
-        lax.fori_loop(0, mine, lambda t, c: (fn((program + t * grid) * cfg.push_block + lanes), c)[1], ())
+    chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
 
     def column(pos, count, base_in):
         ok = pos < count
@@ -144,14 +140,7 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
         _store(col_mate, v, jnp.where(push, u, -2), ok, interpret)
         _store(psi_c, v, best + 1, push, interpret)
         w = _exchange(row_mate, u, v, push, interpret)
-        new = push & (w >= 0)
-        ones = new.astype(jnp.int32)
-        n_new = jnp.sum(ones, dtype=jnp.int32)
-
-        @pl.when(n_new > 0)
-        def _():
-            first = _atomic_add(state, _CNT + slot, n_new, interpret)
-            _store(buf, base_out + first + jnp.cumsum(ones, dtype=jnp.int32) - 1, w, new, interpret)
+        _append(state, _CNT + slot, buf, base_out, push & (w >= 0), w, interpret)   # the displaced columns
         n_push = jnp.sum(push.astype(jnp.int32), dtype=jnp.int32)
 
         @pl.when(n_push > 0)
