@@ -1,7 +1,15 @@
 """pytest setup: put the repository root on sys.path so `import experiments` works, and keep JAX's
 compiled programs across test modules (many modules solve at the same capacities) until a worker
 holds more than ``RSS_LIMIT`` bytes, then drop them (a worker that never drops them holds 3.6 GB by
-the end of a run, measured 2026-11-24)."""
+the end of a run, measured 2026-11-24).
+
+Compile speed: most of the suite's time is XLA compiling the solvers' loops for small graphs on the
+CPU, so the tests compile with XLA's legacy CPU fusion emitters
+(``--xla_cpu_use_fusion_emitters=false``, set here before JAX starts its backend, also for the
+subprocesses the tests start): 25-30% less compile time and the same programs, and every test
+passes both ways. It is not the library's default, because the new emitters' code runs 1.3-1.7x
+faster on the CPU once compiled (experiments/RESULTS.md, session 14).
+``JAXMATCH_TEST_DEFAULT_EMITTERS=1`` runs the suite with XLA's default emitters."""
 
 import os
 import pathlib
@@ -9,6 +17,11 @@ import sys
 
 import jax
 import pytest
+
+FAST_COMPILE_FLAGS = "--xla_cpu_use_fusion_emitters=false"
+if os.environ.get("JAXMATCH_TEST_DEFAULT_EMITTERS", "").strip().lower() not in ("1", "true", "yes", "on"):
+    if "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + FAST_COMPILE_FLAGS).strip()
 
 ROOT = str(pathlib.Path(__file__).resolve().parents[1])
 if ROOT not in sys.path:
