@@ -10,6 +10,13 @@ default run's partition is checked by :func:`jaxmatch.certify.check_partition` a
 modularity recomputed by :func:`jaxmatch.certify.check_modularity`.
 
     python experiments/louvain_levels.py --classes rmat power_law --edges 1e7
+
+``--variants`` times other settings of the same run on the same graphs (no
+level cuts for them): each ``name:key=value;key=value`` with keys of
+``louvain()`` (``threshold``, ``threshold_large``, ``large_graph``,
+``max_iters``, ``refine``) or of its ``Config`` (``order``), e.g.
+``--variants rel:large_graph=0 lowfirst:order=0``. Their modularity is
+reported against the default run's.
 """
 from __future__ import annotations
 
@@ -38,11 +45,27 @@ def timed(fn, repeats):
     return out, float(np.median(runs))
 
 
+def variant(spec):
+    """``name:key=value;...`` -> (name, louvain() keywords, Config or None)."""
+    from jaxmatch.community.louvain import Config
+    name, _, body = spec.partition(":")
+    kw, cfg = {}, {}
+    for item in filter(None, body.split(";")):
+        key, _, value = item.partition("=")
+        value = {"True": True, "False": False}.get(value, value)
+        if isinstance(value, str):
+            value = float(value) if any(c in value for c in ".e") else int(value)
+        (cfg if key in Config._fields else kw)[key] = value
+    return name, kw, (Config(**cfg) if cfg else None)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--classes", nargs="+", default=["rmat", "power_law", "delaunay"])
     p.add_argument("--edges", type=float, default=1e7)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--variants", nargs="*", default=[], help="name:key=value;key=value (see above)")
+    p.add_argument("--no-cut", action="store_true", help="skip the per-level cuts of the default run")
     args = p.parse_args()
     import jax
 
@@ -61,8 +84,20 @@ def main():
         row = dict(graph=f"{cls}", n=int(g.n), edges=m, total_s=total, edges_per_s=m / total, modularity=float(q),
                    levels=levels, iterations=np.asarray(res.stats["iterations"]).tolist(),
                    vertices=np.asarray(res.stats["vertices"]).tolist(), cut=[])
+        row["variants"] = []
+        for spec in args.variants:
+            name, kw, cfg = variant(spec)
+            out, t = timed(lambda: louvain(g, config=cfg, throw=False, **kw), args.repeats)
+            certify.check_partition(g, out.labels)
+            certify.check_modularity(g, out.labels, out.modularity, rtol=1e-4)
+            v = dict(name=name, spec=spec, total_s=t, edges_per_s=m / t, modularity=float(out.modularity),
+                     q_ratio=float(out.modularity) / q, speedup=total / t, status=out.status_name,
+                     levels=int(out.stats["levels"]), iterations=np.asarray(out.stats["iterations"]).tolist(),
+                     refine_iterations=int(out.stats["refine_iterations"]))
+            row["variants"].append(v)
+            print(json.dumps(v), flush=True)
         before = 0.0
-        for k in range(1, levels + 1):
+        for k in range(1, 0 if args.no_cut else levels + 1):
             cut, t = timed(lambda: louvain(g, max_levels=k, refine=False, throw=False), args.repeats)
             row["cut"].append(dict(levels=k, total_s=t, level_s=t - before,
                                    modularity=float(cut.modularity)))
@@ -82,6 +117,9 @@ def main():
             print(f"   level {c['levels']}: {c['level_s'] * 1e3:8.1f} ms (cumulative {c['total_s']:.3f} s, "
                   f"Q {c['modularity']:.4f})")
         print(f"   refinement and the rest: {r['refine_s'] * 1e3:8.1f} ms")
+        for v in r["variants"]:
+            print(f"   variant {v['name']:>12}: {v['total_s']:.3f} s ({v['speedup']:.2f}x), {v['edges_per_s']:.2e} edges/s, "
+                  f"Q {v['modularity']:.4f} ({v['q_ratio']:.4f} of default), iterations {v['iterations']}")
 
 
 if __name__ == "__main__":

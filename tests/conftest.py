@@ -7,8 +7,8 @@ Compile speed: most of the suite's time is XLA compiling the solvers' loops for 
 CPU, so the tests compile with XLA's legacy CPU fusion emitters
 (``--xla_cpu_use_fusion_emitters=false``, set here before JAX starts its backend, also for the
 subprocesses the tests start): 25-30% less compile time and the same programs, and every test
-passes both ways. It is not the library's default, because the new emitters' code runs 1.3-1.7x
-faster on the CPU once compiled (experiments/RESULTS.md, session 14).
+passes both ways. It is not the library's default, because the new emitters' code runs 1.0-1.8x
+faster on the CPU once compiled (experiments/cpu_emitters.py; RESULTS.md, session 14).
 ``JAXMATCH_TEST_DEFAULT_EMITTERS=1`` runs the suite with XLA's default emitters."""
 
 import os
