@@ -1,5 +1,8 @@
 """Where the first Louvain level's time goes on the GPU (issue 8): one traced run per graph.
 
+``--whole``: the whole default run instead (every level and the refinement;
+"sweeps" then counts all of them, and TEPS is not comparable).
+
 For each class of ``bench_louvain.py`` at about ``--edges`` edges, the first
 level alone (``max_levels=1``, no refinement; the run that the benchmark's
 first-level throughput times) is warmed up, timed (median of ``--repeats``),
@@ -143,6 +146,8 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--whole", action="store_true",
+                   help="profile the whole default run (every level and the refinement), not the first level")
     a = p.parse_args(argv)
 
     import jax
@@ -153,13 +158,14 @@ def main(argv=None):
         A = make_graph(cls, vertices_for(cls, int(a.edges)), a.seed).tocsr()
         n, e = A.shape[0], int(A.indptr[-1])
         g = graph_from_csr(A.indptr.astype(np.int64), A.indices.astype(np.int32), n, next_pow2(n), next_pow2(e))
-        opts, static = _options(g, max_levels=1, refine=False)
+        opts, static = _options(g) if a.whole else _options(g, max_levels=1, refine=False)
         run = lambda: jax.block_until_ready(_solve(g, opts, **static))
         t = time.perf_counter()
         run()
         compile_s = time.perf_counter() - t
         wall, _, out = timed(run, a.repeats)
-        sweeps = int(np.asarray(out[5]["iterations"])[0])
+        its = np.asarray(out[5]["iterations"])
+        sweeps = int(its.sum() + np.asarray(out[5]["refine_iterations"])) if a.whole else int(its[0])
         src = hlo_sources(_solve.lower(g, opts, **static).compile().as_text())
         ns, calls, total = traced_kernel_times(run)
         top = [dict(op=op, ms=t / 1e6, launches=calls[op], per_sweep_ms=t / 1e6 / max(sweeps, 1),

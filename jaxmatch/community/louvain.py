@@ -599,7 +599,10 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
         head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
                      | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
         run = jnp.cumsum(head, dtype=jnp.int32) - 1
-        e_ic = jax.ops.segment_sum(sw, jnp.maximum(run, 0), W, indices_are_sorted=True)[jnp.maximum(run, 0)]
+        # the window's unused entries (sorted last) are dropped, not added (0) to the last pair: on
+        # a GPU that was millions of atomics on one address, half of an RMAT run (session 14)
+        e_ic = jax.ops.segment_sum(sw, jnp.where(sv, jnp.maximum(run, 0), W), W,
+                                   indices_are_sorted=True)[jnp.maximum(run, 0)]
     ci = comm_row[srid]
     own = head & (sc == ci)
     e_own = sparse_reduce("add", e_ic, srid, own, W, 0)           # e_{i -> C(i) \ {i}}
@@ -830,7 +833,9 @@ def aggregate(gr: Level, to_coarse, n_coarse, size: int, sort_method: str = "aut
     d = take(to_coarse, dst, n_cap)
     w = jnp.where((src != dst) & (s == d), gr.w[:size] / 2, gr.w[:size])
     g = pair_groups(s, d, n_cap, sort_method)
-    total = jax.ops.segment_sum(w, g.grp, size)             # at each pair's first sorted position
+    # at each pair's first sorted position; the padding entries (pair (n_cap, n_cap)) are dropped
+    # rather than added (0) to one address, millions of GPU atomics on it (session 14)
+    total = jax.ops.segment_sum(w, jnp.where(s < n_cap, g.grp, size), size)
     keep = g.head & (g.a < n_cap)
     slot = jnp.where(keep, jnp.cumsum(g.head, dtype=jnp.int32) - 1, e_cap)
     src = jnp.full(e_cap, n_cap, jnp.int32).at[slot].set(g.a, mode="drop")
