@@ -373,8 +373,8 @@ def run_tier(tier, jobs, args, clock):
         row = dict(graph=cls, tier=tier, n=n, edges=int(g.n_edges), entries=int(g.n_entries),
                    vertex_cap=vcap, entry_cap=ecap, variants=[])
 
-        # threshold_large only acts on levels of more than large_graph (10,000) vertices
-        variants = args.threshold_large if n > 10_000 else args.threshold_large[:1]
+        # threshold_large only acts on levels of more than large_graph (100,000) vertices
+        variants = args.threshold_large if n > 100_000 else args.threshold_large[:1]
         for variant in variants:
             if clock.over(f"tier {tier:.0e} {cls} threshold_large={variant}", 2.0):
                 continue

@@ -67,7 +67,7 @@ MAX_ITERS = 1 << 16
 
 
 def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
-            threshold_large: float = 1e-2, large_graph: int = 10_000,
+            threshold_large: float = 1e-2, large_graph: int = 100_000,
             max_levels: int | None = None, max_iters: int | None = None,
             refine: bool = True, axis_name: str | None = None, config: _lv.Config | None = None,
             throw: bool = True) -> LouvainResult:
@@ -145,7 +145,7 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     return settle("louvain", _finish(g, *_solve(g, opts, **static)), throw)
 
 
-def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=10_000,
+def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=100_000,
              max_levels=None, max_iters=None, refine=True, axis_name=None, config=None):
     """Checked options of :func:`louvain`: (traced ``Options``, static kwargs of ``_solve``).
 
