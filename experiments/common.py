@@ -30,6 +30,14 @@ def timed(fn, repeats):
     return statistics.median(times), times, out
 
 
+def warm_timed(fn, repeats):
+    """:func:`timed` of a JAX computation: one untimed call first (compilation), then each timed
+    call waited for (``jax.block_until_ready``)."""
+    import jax
+    jax.block_until_ready(fn())
+    return timed(lambda: jax.block_until_ready(fn()), repeats)
+
+
 _MARK = None   # in a Forked child: shared double set by clock_started()
 
 

@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,21 +22,15 @@ FLAG = "--xla_cpu_use_fusion_emitters=false"
 
 
 def child(repeats: int) -> dict:
-    import jax
     import numpy as np
 
     import jaxmatch as jm
     from experiments import generators as G
+    from experiments.common import warm_timed
     from jaxmatch.flow import FlowNetwork
 
     def best(f):
-        jax.block_until_ready(f())
-        out = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            jax.block_until_ready(f())
-            out.append(time.perf_counter() - t)
-        return min(out)
+        return min(warm_timed(f, repeats)[1])
 
     g = jm.BipartiteGraph.from_scipy(G.random_bipartite(200_000, 200_000, 5, seed=1))
     S = G.rmat(16, 8)

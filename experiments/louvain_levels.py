@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments.bench_louvain import make_graph, vertices_for  # noqa: E402
-
-
-def timed(fn, repeats):
-    import jax
-    jax.block_until_ready(fn())
-    runs = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = jax.block_until_ready(fn())
-        runs.append(time.perf_counter() - t)
-    return out, float(np.median(runs))
+from experiments.common import warm_timed  # noqa: E402
 
 
 def variant(spec):
@@ -76,7 +65,7 @@ def main():
         keep = A.row < A.col
         g = Graph.from_edges(A.row[keep], A.col[keep], n=A.shape[0])
         m = int(g.n_edges)
-        res, total = timed(lambda: louvain(g), args.repeats)
+        total, _, res = warm_timed(lambda: louvain(g), args.repeats)
         certify.check_partition(g, res.labels)
         certify.check_modularity(g, res.labels, res.modularity, rtol=1e-4)
         q = float(res.modularity)
@@ -87,7 +76,7 @@ def main():
         row["variants"] = []
         for spec in args.variants:
             name, kw, cfg = variant(spec)
-            out, t = timed(lambda: louvain(g, config=cfg, throw=False, **kw), args.repeats)
+            t, _, out = warm_timed(lambda: louvain(g, config=cfg, throw=False, **kw), args.repeats)
             certify.check_partition(g, out.labels)
             certify.check_modularity(g, out.labels, out.modularity, rtol=1e-4)
             v = dict(name=name, spec=spec, total_s=t, edges_per_s=m / t, modularity=float(out.modularity),
@@ -98,7 +87,7 @@ def main():
             print(json.dumps(v), flush=True)
         before = 0.0
         for k in range(1, 0 if args.no_cut else levels + 1):
-            cut, t = timed(lambda: louvain(g, max_levels=k, refine=False, throw=False), args.repeats)
+            t, _, cut = warm_timed(lambda: louvain(g, max_levels=k, refine=False, throw=False), args.repeats)
             row["cut"].append(dict(levels=k, total_s=t, level_s=t - before,
                                    modularity=float(cut.modularity)))
             before = t
