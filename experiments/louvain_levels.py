@@ -36,7 +36,7 @@ from experiments.common import warm_timed  # noqa: E402
 
 def variant(spec):
     """``name:key=value;...`` -> (name, louvain() keywords, Config or None)."""
-    from jaxmatch.community.louvain import Config
+    from jaxmatch.community.config import Config
     name, _, body = spec.partition(":")
     kw, cfg = {}, {}
     for item in filter(None, body.split(";")):

@@ -100,25 +100,37 @@ def default_cache_dir() -> Path:
 
 
 def enable_compilation_cache(path=None, *, min_compile_time_secs: float = 0.0) -> Path:
-    """Turn on JAX's persistent compilation cache in ``path`` (default :func:`default_cache_dir`).
+    """Turn on JAX's persistent compilation cache, so that compiled solvers survive the process.
 
     JAX then writes every executable whose compilation took at least
     ``min_compile_time_secs`` (default 0: all of them; the solvers' small
-    helper programs add up too) to that directory, keyed by the program, the
-    JAX version, the backend and the device, and later processes load it
-    instead of compiling again: the first call of a solver then costs its
-    tracing and a file read rather than the XLA compilation. The directory
-    may be shared by processes; delete it to empty the cache. This sets the
-    global JAX options ``jax_compilation_cache_dir`` and
+    helper programs add up too) to the directory ``path``, keyed by the
+    program, the JAX version, the backend and the device, and later
+    processes load it instead of compiling again: the first call of a solver
+    then costs its tracing and a file read rather than the XLA compilation.
+    The directory may be shared by processes; delete it to empty the cache.
+    This sets the global JAX options ``jax_compilation_cache_dir`` and
     ``jax_persistent_cache_min_compile_time_secs`` (and restarts JAX's cache
-    object if it had already been set up).
+    object if it had already been set up); the ``jaxmatch`` command line
+    calls it unless ``JAXMATCH_NO_CACHE=1``.
 
     Args:
-      path: cache directory (created if missing).
-      min_compile_time_secs: compilations faster than this are not cached.
+        path: the cache directory, created if missing (default:
+            ``$XDG_CACHE_HOME/jaxmatch``, or ``~/.cache/jaxmatch``).
+        min_compile_time_secs: compilations faster than this many seconds
+            are not cached (default 0.0).
 
     Returns:
-      The cache directory.
+        The cache directory, as a :class:`pathlib.Path`.
+
+    Example:
+        >>> import tempfile
+        >>> import jax, jaxmatch
+        >>> before = (jax.config.jax_compilation_cache_dir, jax.config.jax_persistent_cache_min_compile_time_secs)
+        >>> cache = jaxmatch.enable_compilation_cache(tempfile.mkdtemp(), min_compile_time_secs=1.0)
+        >>> jax.config.jax_compilation_cache_dir == str(cache), cache.is_dir()
+        (True, True)
+        >>> jaxmatch._config._set_cache(*before)   # this example gives the previous settings back
     """
     cache = Path(path) if path is not None else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)

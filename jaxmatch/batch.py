@@ -1,10 +1,10 @@
 """Solving many graphs of mixed sizes: bucket by capacity, one jitted ``vmap`` per bucket.
 
->>> import jaxmatch
->>> gs = [jaxmatch.BipartiteGraph.from_edges([0, 1], [1, 0]), jaxmatch.BipartiteGraph.from_edges([0], [0]),
-...       jaxmatch.BipartiteGraph.from_edges(range(5), range(5))]
->>> [int(r) for r in solve_many(lambda g: jaxmatch.maximum_matching(g).cardinality, gs)]
-[2, 1, 5]
+:func:`solve_many` (public as :func:`jaxmatch.solve_many`) groups a list of
+graphs by type and capacities, stacks each group with
+:func:`jaxmatch.stack`, and solves it with one ``jax.jit(jax.vmap(fn))``
+call, split over the local devices with ``jax.shard_map`` when there are
+several.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxmatch.graph import GRAPH_TYPES, GraphInputError, stack
+from jaxmatch._containers import GRAPH_TYPES
+from jaxmatch.graph import GraphInputError, stack
 
 
 def _bucket(g) -> tuple:
@@ -22,21 +23,43 @@ def _bucket(g) -> tuple:
 
 
 def solve_many(fn, graphs, *, devices=None) -> list:
-    """``[fn(g) for g in graphs]``, computed bucket by bucket, over all local devices.
+    """Compute ``[fn(g) for g in graphs]`` bucket by bucket, with one compiled ``vmap`` per bucket.
 
-    ``fn`` takes one graph and returns a pytree of arrays (it must work under
-    ``jax.jit`` and ``jax.vmap``, as every jaxmatch solver does). Graphs of
-    one type and the same capacities (each graph's own, powers of two by
-    default) form a bucket, stacked with :func:`jaxmatch.stack` and solved by
-    one ``jax.jit(jax.vmap(fn))`` call, so a list of many small graphs of
-    mixed sizes costs one compilation per distinct capacity, not one per
-    graph. With several ``devices`` (default: ``jax.local_devices()``) each
-    bucket is split along its batch axis over them (``jax.shard_map``: every
-    device runs its share on its own, no communication), padded to a multiple
-    of the device count with copies of its last graph whose results are
-    dropped. Returns the results in the order of ``graphs``, as NumPy
-    pytrees; arrays sized by the graph keep the bucket's capacity (padding as
-    under ``vmap``: see each solver's result), where an eager call trims them.
+    Graphs of one type and the same capacities (each graph's own, powers of
+    two by default) form a bucket, stacked with :func:`~jaxmatch.stack` and
+    solved by one ``jax.jit(jax.vmap(fn))`` call, so a list of many small
+    graphs of mixed sizes costs one compilation per distinct capacity, not
+    one per graph, and one device launch per bucket. With several
+    ``devices`` each bucket is split along its batch axis over them
+    (``jax.shard_map``: every device runs its share on its own, no
+    communication), padded to a multiple of the device count with copies of
+    its last graph whose results are dropped.
+
+    Args:
+        fn: a function of one graph returning a pytree of arrays; it must
+            work under ``jax.jit`` and ``jax.vmap``, as every jaxmatch solver
+            does (under ``jit`` a solver does not raise on its status: read
+            the ``status`` field of the results).
+        graphs: an iterable of single jaxmatch graphs, of any types and sizes.
+        devices: the devices to split each bucket over (default:
+            ``jax.local_devices()``).
+
+    Returns:
+        A list of the results in the order of ``graphs``, as NumPy pytrees;
+        arrays sized by the graph keep the bucket's capacity (padding as
+        under ``vmap``: see each solver's result), where an eager call trims
+        them. An empty ``graphs`` gives ``[]``.
+
+    Raises:
+        GraphInputError: when an element of ``graphs`` is not a jaxmatch
+            graph, or ``devices`` is empty.
+
+    Example:
+        >>> import jaxmatch
+        >>> gs = [jaxmatch.BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1]),
+        ...       jaxmatch.BipartiteGraph.from_edges([0, 1], [0, 0], n_cols=2, edge_capacity=4)]
+        >>> [int(r) for r in jaxmatch.solve_many(lambda g: jaxmatch.maximum_matching(g).cardinality, gs)]
+        [2, 1]
     """
     graphs = list(graphs)
     if not graphs:

@@ -1,4 +1,6 @@
-"""The ``jaxmatch`` command line.
+"""The ``jaxmatch`` command line: the argument parser and one function per subcommand.
+
+Subcommands (``jaxmatch SUBCOMMAND --help`` lists every option)::
 
     jaxmatch info FILE [--kind K]           sizes and degree statistics
     jaxmatch match FILE [--method pr|apfb|apsb|graft|flow|auto] [--bfs gpubfs_wr] [--no-graft]
@@ -8,6 +10,10 @@
     jaxmatch louvain FILE [--out LABELS]    Louvain communities, with each level's progress
     jaxmatch stable MEN WOMEN [--method mcvitie_wilson]   stable marriage (rank-list files)
     jaxmatch demo                           every problem on bundled data, checked against CPU peers
+
+The console script ``jaxmatch`` calls :func:`main`. Each subcommand is a
+``_cmd_*`` function of the parsed arguments that returns the exit status;
+the problems, peers and table of ``demo`` live in :mod:`jaxmatch.demo`.
 
 Files are read with :func:`jaxmatch.io.read` (Matrix Market, DIMACS, KONECT,
 SNAP edge lists, GML; ``.gz`` allowed). Where a FILE is expected, the name of
@@ -26,14 +32,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from jaxmatch import _config, io
+from jaxmatch import _config, demo, io
 from jaxmatch.graph import BipartiteGraph, FlowNetwork, Graph, GraphInputError
 from jaxmatch.status import SolverError
 
@@ -276,313 +281,24 @@ def _cmd_stable(a) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------
-# jaxmatch demo: every problem family on bundled data, certified, against CPU peers
-
-#: Louvain is a heuristic: the demo accepts a modularity at most this far below the peer's.
-DEMO_MODULARITY_TOL = 0.02
-DEMO_STABLE_N = 500   # men, and as many women, in the demo's random stable-marriage instance
-DEMO_SEED = 0
-
-
-def _median_time(fn, repeats: int):
-    """(last answer, median seconds) of ``repeats`` calls; JAX outputs waited for."""
-    import jax
-    times, out = [], None
-    for _ in range(max(1, repeats)):
-        t = time.perf_counter()
-        out = jax.block_until_ready(fn())
-        times.append(time.perf_counter() - t)
-    return out, statistics.median(times)
-
-
-def _bench(fn, repeats: int):
-    """(answer, compile seconds = first call minus warm median, warm median seconds)."""
-    import jax
-    t = time.perf_counter()
-    jax.block_until_ready(fn())
-    first = time.perf_counter() - t
-    out, warm = _median_time(fn, repeats)
-    return out, max(first - warm, 0.0), warm
-
-
-def _certificate(*checks) -> str:
-    """The string "ok" when every check passes, else "FAIL: " and the first error."""
-    try:
-        for check in checks:
-            check()
-    except Exception as e:  # a CertificateError, or a checker that could not run
-        return f"FAIL: {type(e).__name__}: {e}"
-    return "ok"
-
-
-def _row(problem, graph, *, answer, value, peer, peer_answer, peer_value, agrees, certificate,
-         compile_s, solve_s, peer_s, note=""):
-    return dict(problem=problem, graph=graph, answer=answer, peer=peer, peer_answer=peer_answer,
-                agrees=agrees, certificate=certificate, compile_s=compile_s, solve_s=solve_s,
-                peer_s=peer_s, value=value, peer_value=peer_value, note=note)
-
-
-def _optional(module: str):
-    import importlib
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
-
-
-def _demo_matching(name: str, repeats: int):
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import maximum_bipartite_matching
-
-    from jaxmatch import certify, datasets
-    from jaxmatch.bipartite import maximum_matching
-
-    d = datasets.load(name)
-    g = d.graph
-    res, comp, warm = _bench(lambda: maximum_matching(g), repeats)
-    card = int(res.cardinality)
-    cert = _certificate(lambda: certify.check_maximum_matching(g, res.row_mate, res.col_mate))
-    r, c, nr, nc = g.edges()
-    A = sp.csr_array((np.ones(r.size, np.int8), (r, c)), shape=(nr, nc))
-    mate, peer_s = _median_time(lambda: maximum_bipartite_matching(A, perm_type="column"), repeats)
-    peer_card = int((mate >= 0).sum())
-    known = d.answer.get("cardinality", card)
-    return _row("maximum matching", name, answer=f"{card}", value=card, peer="scipy", peer_answer=f"{peer_card}",
-                peer_value=peer_card, agrees=card == peer_card == known, certificate=cert,
-                compile_s=comp, solve_s=warm, peer_s=peer_s)
-
-
-def _demo_flow(name: str, repeats: int):
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import maximum_flow
-
-    from jaxmatch import certify, datasets
-    from jaxmatch.flow import max_flow
-
-    d = datasets.load(name)
-    net, s, t = d.graph, d.source, d.sink
-    res, comp, warm = _bench(lambda: max_flow(net, s, t), repeats)
-    value = int(res.flow_value)
-    cert = _certificate(lambda: certify.check_flow(net, s, t, res.flow, value=value),
-                        lambda: certify.check_min_cut(net, s, t, np.asarray(res.source_side), value))
-    tail, head, cap, n = net.edges()
-    keep = tail != head   # scipy rejects self-loops; they never carry flow
-    A = sp.csr_array((cap[keep].astype(np.int32), (tail[keep], head[keep])), shape=(n, n))  # parallel arcs add up
-    peer, peer_s = _median_time(lambda: maximum_flow(A, s, t), repeats)
-    peer_value = int(peer.flow_value)
-    known = d.answer.get("flow_value", value)
-    return _row("max flow + min cut", name, answer=f"{value}", value=value, peer="scipy",
-                peer_answer=f"{peer_value}", peer_value=peer_value, agrees=value == peer_value == known,
-                certificate=cert, compile_s=comp, solve_s=warm, peer_s=peer_s)
-
-
-def _matching_weight(u, v, w, mate) -> float:
-    mate = np.asarray(mate)
-    w = np.ones(u.size) if w is None else np.asarray(w, np.float64)
-    return float(w[(u != v) & (mate[u] == v)].sum())
-
-
-def _demo_suitor(name: str, repeats: int):
-    from jaxmatch import certify, datasets
-    from jaxmatch.weighted import greedy_matching, suitor
-
-    g = datasets.load(name).graph
-    res, comp, warm = _bench(lambda: suitor(g), repeats)
-    u, v, w, n = g.edges()
-    weight = _matching_weight(u, v, w, res.mate)
-    greedy = _matching_weight(u, v, w, greedy_matching(g))
-    cert = _certificate(lambda: certify.check_greedy_dominance(g, res.mate))
-    same = abs(weight - greedy) <= 1e-6 * max(1.0, abs(greedy))
-    nx = _optional("networkx")
-    if nx is None:
-        peer, peer_answer, opt, peer_s, agrees = "-", "-", None, None, same
-    else:
-        G = nx.Graph()
-        G.add_weighted_edges_from((int(a), int(b), float(c)) for a, b, c in
-                                  zip(u, v, np.ones(u.size) if w is None else w) if a != b)
-        pairs, peer_s = _median_time(lambda: nx.max_weight_matching(G), repeats)
-        opt = float(sum(G[a][b]["weight"] for a, b in pairs))
-        peer, peer_answer = "networkx (max)", f"{opt:.6g}"
-        agrees = same and weight >= opt / 2 - 1e-9 * opt
-    return _row("weighted matching (suitor)", name, answer=f"{weight:.6g}", value=weight, peer=peer,
-                peer_answer=peer_answer, peer_value=opt, agrees=agrees, certificate=cert, compile_s=comp,
-                solve_s=warm, peer_s=peer_s,
-                note=f"suitor's weight equals the greedy matching's ({greedy:.6g}), at least half the maximum")
-
-
-def random_preferences(n: int, seed: int = 0):
-    """A random complete stable-marriage instance: (men, women), each int32 [n, n] of permutations."""
-    rng = np.random.default_rng(seed)
-    men = np.argsort(rng.random((n, n)), axis=1).astype(np.int32)
-    women = np.argsort(rng.random((n, n)), axis=1).astype(np.int32)
-    return men, women
-
-
-def gale_shapley(men, women) -> np.ndarray:
-    """Man-optimal stable matching of complete rank lists, sequentially (the textbook loop): wife per man."""
-    men, women = np.asarray(men), np.asarray(women)
-    n_men, n_women = men.shape[0], women.shape[0]
-    rank = np.empty((n_women, n_men), np.int64)   # rank[w, m]: place of man m in woman w's list
-    rank[np.arange(n_women)[:, None], women] = np.arange(n_men)[None, :]
-    lists, rank = men.tolist(), rank.tolist()
-    nxt, husband, free = [0] * n_men, [-1] * n_women, list(range(n_men - 1, -1, -1))
-    while free:
-        m = free.pop()
-        if nxt[m] == len(lists[m]):
-            continue   # went through his whole list
-        w = lists[m][nxt[m]]
-        nxt[m] += 1
-        h = husband[w]
-        if h < 0:
-            husband[w] = m
-        elif rank[w][m] < rank[w][h]:
-            husband[w] = m
-            free.append(h)
-        else:
-            free.append(m)
-    wife = np.full(n_men, -1, np.int64)
-    for w, m in enumerate(husband):
-        if m >= 0:
-            wife[m] = w
-    return wife
-
-
-def _demo_stable(n: int, repeats: int):
-    from jaxmatch import certify
-    from jaxmatch.stable import stable_marriage
-
-    men, women = random_preferences(n, DEMO_SEED)
-    res, comp, warm = _bench(lambda: stable_marriage(men, women), repeats)
-    wife = np.asarray(res.wife)
-    cert = _certificate(lambda: certify.check_stable(men, women, wife))
-    peer, peer_s = _median_time(lambda: gale_shapley(men, women), repeats)
-    couples, peer_couples = int((wife >= 0).sum()), int((peer >= 0).sum())
-    return _row("stable marriage", f"random {n}+{n}", answer=f"{couples} couples", value=couples,
-                peer="sequential GS", peer_answer=f"{peer_couples} couples", peer_value=peer_couples,
-                agrees=bool(np.array_equal(wife, peer)), certificate=cert, compile_s=comp, solve_s=warm,
-                peer_s=peer_s, note=f"complete random lists, seed {DEMO_SEED}; the same man-optimal matching")
-
-
-def _louvain_peer(u, v, w, n, repeats: int):
-    """(name, labels, seconds) of networkx's Louvain, else igraph's, else None."""
-    w = np.ones(u.size) if w is None else np.asarray(w, np.float64)
-    nx = _optional("networkx")
-    if nx is not None:
-        G = nx.Graph()
-        G.add_nodes_from(range(n))
-        G.add_weighted_edges_from(zip(u.tolist(), v.tolist(), w.tolist()))
-        comms, secs = _median_time(lambda: nx.community.louvain_communities(G, weight="weight", seed=DEMO_SEED),
-                                   repeats)
-        labels = np.empty(n, np.int64)
-        for k, c in enumerate(comms):
-            labels[list(c)] = k
-        return "networkx", labels, secs
-    ig = _optional("igraph")
-    if ig is not None:
-        G = ig.Graph(n=n, edges=list(zip(u.tolist(), v.tolist())))
-        G.es["weight"] = w.tolist()
-        part, secs = _median_time(lambda: G.community_multilevel(weights="weight"), repeats)
-        return "igraph", np.asarray(part.membership), secs
-    return None
-
-
-def _demo_louvain(name: str, repeats: int, caps=None, note=""):
-    """Louvain on a dataset; with ``caps``, padded to them and stored as weighted (unit weights
-    where it had none, as :func:`jaxmatch.stack` does), so graphs of one size class share a compilation."""
-    import dataclasses
-
-    from jaxmatch import certify, datasets
-    from jaxmatch.community import louvain
-
-    g = datasets.load(name).graph
-    if caps is not None:
-        g = dataclasses.replace(g.with_capacity(**caps), weighted=True)
-    res, comp, warm = _bench(lambda: louvain(g), repeats)
-    q = float(res.modularity)
-    cert = _certificate(lambda: certify.check_partition(g, res.labels),
-                        lambda: certify.check_modularity(g, res.labels, res.modularity),
-                        lambda: certify.check_local_optimum(g, res.labels))
-    u, v, w, n = g.edges()
-    found = _louvain_peer(u, v, w, n, repeats)
-    if found is None:
-        return _row("louvain", name, answer=f"Q {q:.4f}", value=q, peer="-", peer_answer="-", peer_value=None,
-                    agrees=None, certificate=cert, compile_s=comp, solve_s=warm, peer_s=None, note=note)
-    peer, labels, peer_s = found
-    peer_q = certify.modularity_numpy(g, labels)[0]
-    return _row("louvain", name, answer=f"Q {q:.4f}", value=q, peer=peer, peer_answer=f"Q {peer_q:.4f}",
-                peer_value=peer_q, agrees=q >= peer_q - DEMO_MODULARITY_TOL, certificate=cert,
-                compile_s=comp, solve_s=warm, peer_s=peer_s, note=note)
-
-
-def _shared_caps(names):
-    """Capacities that hold every named dataset's graph (already powers of two)."""
-    from jaxmatch import datasets
-    graphs = [datasets.load(n).graph for n in names]
-    return {k: max(g.capacities()[k] for g in graphs) for k in graphs[0].capacities()}
-
-
-def demo_problems(repeats: int = 3):
-    """The demo's problems: a list of (label, thunk returning a table row)."""
-    louvain_caps = _shared_caps(["karate", "dolphins"])
-    shared = "padded to karate's capacities, so it reuses karate's compilation"
-    return [
-        ("matching marvel", lambda: _demo_matching("marvel", repeats)),
-        ("flow mesh30", lambda: _demo_flow("mesh30", repeats)),
-        ("suitor lesmis", lambda: _demo_suitor("lesmis", repeats)),
-        ("stable marriage", lambda: _demo_stable(DEMO_STABLE_N, repeats)),
-        ("louvain karate", lambda: _demo_louvain("karate", repeats, louvain_caps)),
-        ("louvain dolphins", lambda: _demo_louvain("dolphins", repeats, louvain_caps, shared)),
-    ]
-
-
-def _seconds(x) -> str:
-    return "-" if x is None else f"{x:.2g}" if x < 0.01 else f"{x:.3f}" if x < 10 else f"{x:.1f}"
-
-
-DEMO_COLUMNS = [("problem", "problem"), ("graph", "graph"), ("answer", "answer"), ("peer", "peer"),
-                ("peer answer", "peer_answer"), ("agrees", "agrees"), ("certificate", "certificate"),
-                ("compile s", "compile_s"), ("solve s", "solve_s"), ("peer s", "peer_s")]
-
-
-def demo_table(rows) -> str:
-    """The demo's rows as a text table."""
-    def cell(row, key):
-        x = row[key]
-        if key.endswith("_s"):
-            return _seconds(x)
-        if key == "agrees":
-            return "-" if x is None else "yes" if x else "NO"
-        if key == "certificate":
-            return "ok" if x == "ok" else "FAIL"
-        return str(x)
-    cells = [[h for h, _ in DEMO_COLUMNS]] + [[cell(r, k) for _, k in DEMO_COLUMNS] for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(DEMO_COLUMNS))]
-    right = {i for i, (_, k) in enumerate(DEMO_COLUMNS) if k.endswith("_s")}
-    lines = ["  ".join(c.rjust(wd) if i in right else c.ljust(wd) for i, (c, wd) in enumerate(zip(r, widths)))
-             .rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * wd for wd in widths))
-    return "\n".join(lines)
-
-
 def _cmd_demo(a, problems=None) -> int:
-    """``jaxmatch demo``: ``problems`` (label, run) pairs, default :func:`demo_problems`."""
+    """``jaxmatch demo``: ``problems`` (label, run) pairs, default :func:`jaxmatch.demo.demo_problems`."""
     import jax
 
     import jaxmatch
 
     t0 = time.perf_counter()
     rows = []
-    problems = demo_problems(a.repeats) if problems is None else problems
+    problems = demo.demo_problems(a.repeats) if problems is None else problems
     with _bar(a, len(problems), "demo") as bar:
         for label, run in problems:
             bar.set_postfix_str(label)
             try:
                 rows.append(run())
             except Exception as e:   # a solver or peer that crashed is a failed row, not a traceback
-                rows.append(_row(label, "-", answer="-", value=None, peer="-", peer_answer="-", peer_value=None,
-                                 agrees=False, certificate=f"FAIL: {type(e).__name__}: {e}", compile_s=None,
-                                 solve_s=None, peer_s=None))
+                rows.append(demo._row(label, "-", answer="-", value=None, peer="-", peer_answer="-",
+                                      peer_value=None, agrees=False, certificate=f"FAIL: {type(e).__name__}: {e}",
+                                      compile_s=None, solve_s=None, peer_s=None))
             bar.update()
     wall = time.perf_counter() - t0
     failed = [r for r in rows if r["certificate"] != "ok"]
@@ -590,7 +306,7 @@ def _cmd_demo(a, problems=None) -> int:
     ok = not failed and not disagree
     dev = jax.devices()[0]
     data = {"jaxmatch": jaxmatch.__version__, "jax": jax.__version__, "backend": jax.default_backend(),
-            "device": dev.device_kind, "wall_s": wall, "ok": ok, "modularity_tol": DEMO_MODULARITY_TOL,
+            "device": dev.device_kind, "wall_s": wall, "ok": ok, "modularity_tol": demo.DEMO_MODULARITY_TOL,
             "rows": rows}
     if a.json:
         _emit(a, data, "")
@@ -598,12 +314,12 @@ def _cmd_demo(a, problems=None) -> int:
         print(f"jaxmatch {jaxmatch.__version__} demo: jax {jax.__version__}, backend {jax.default_backend()} "
               f"({dev.device_kind}); compile s = first call minus warm call, solve s = median of "
               f"{a.repeats} warm calls, peer s = the CPU peer's median of {a.repeats}\n")
-        print(demo_table(rows))
+        print(demo.demo_table(rows))
         print()
         for r in rows:
             if r["note"]:
                 print(f"{r['problem']}, {r['graph']}: {r['note']}")
-        print(f"louvain: agrees when Q >= peer's Q - {DEMO_MODULARITY_TOL} (both are heuristics); "
+        print(f"louvain: agrees when Q >= peer's Q - {demo.DEMO_MODULARITY_TOL} (both are heuristics); "
               "matching and flow: equal to the peer and to the published answer")
         for r in failed:
             print(f"certificate FAILED: {r['problem']}, {r['graph']}: {r['certificate']}")
@@ -614,6 +330,7 @@ def _cmd_demo(a, problems=None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``jaxmatch`` argument parser: one subparser per subcommand, each setting ``run`` to its ``_cmd_*``."""
     p = argparse.ArgumentParser(prog="jaxmatch", description="GPU graph matching, flow and clustering in JAX")
     sub = p.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
@@ -666,6 +383,36 @@ def _cache_enabled() -> bool:
 
 
 def main(argv=None) -> int:
+    """Run the ``jaxmatch`` command line: parse ``argv``, run the subcommand, return its exit status.
+
+    The entry point of the ``jaxmatch`` console script, callable in-process
+    too. It applies the XLA flags of :mod:`jaxmatch._config` and, unless
+    ``JAXMATCH_NO_CACHE=1``, JAX's persistent compilation cache for the run,
+    and restores the caller's cache settings afterwards. Bad input and
+    solvers stopped by a bound are reported on stderr in one line, without a
+    traceback.
+
+    Args:
+        argv: the arguments after the program name, a list of strings such as
+            ``["match", "marvel", "--json"]``; None (the default) reads
+            ``sys.argv[1:]``.
+
+    Returns:
+        int: the exit status: 0 on success; 1 when a solver stopped at a
+        bound (:class:`jaxmatch.SolverError`) or, for ``demo``, when a
+        certificate failed or an answer differs from its peer; 2 on bad
+        input (:class:`jaxmatch.GraphInputError`, or an :class:`OSError`
+        such as a missing file). An unknown subcommand or option makes
+        argparse exit with status 2 (:class:`SystemExit`).
+
+    Example:
+        >>> from jaxmatch.cli import main
+        >>> main(["info", "karate"])
+        undirected graph: 34 vertices, 78 edges (0 self-loops), weighted
+          degree: min 1, max 17, mean 4.59, median 3, isolated 0
+          weights: min 1, max 1
+        0
+    """
     args = build_parser().parse_args(argv)
     _config.apply_xla_flags()   # a no-op when `import jaxmatch` did it, or the backend already runs
     saved = None

@@ -20,7 +20,35 @@ import jax
 
 
 class Status(enum.IntEnum):
-    """Why a solver stopped. 0 is success; every other value is a bound that stopped it first."""
+    """Why a solver stopped: 0 is success, every other value names the bound that stopped it first.
+
+    Every result's ``status`` field holds one of these values as an int32
+    array, so that it can leave ``jit`` and ``vmap``;
+    ``jaxmatch.Status(int(res.status))`` turns it back into the enum and
+    ``res.status_name`` gives its label. Each member has a short ``label``
+    and a ``message`` that says what to do next (the text of
+    :class:`SolverError`).
+
+    Attributes:
+        CONVERGED: 0, the solver ran to its end: the answer is the
+            algorithm's full answer.
+        MAX_ITERS: 1, the iteration bound ``max_iters`` (rounds, phases or
+            proposal steps) stopped it first.
+        MAX_BFS_LEVELS: 2, a BFS ran out of levels with a frontier left
+            (MS-BFS-Graft).
+        MAX_LEVELS: 3, Louvain's ``max_levels`` stopped it while a level
+            still improved the modularity.
+        EXCESS_LEFT: 4, max flow: the flow value and the cut are maximum, but
+            ``max_iters`` stopped the return of the excess to the sources
+            (the flow is a preflow).
+        KERNEL_STALLED: 5, a persistent Pallas kernel gave up waiting at its
+            grid barrier; the result is not reliable.
+
+    Example:
+        >>> import jaxmatch
+        >>> jaxmatch.Status(0).label, jaxmatch.Status.MAX_ITERS.label, int(jaxmatch.Status.EXCESS_LEFT)
+        ('converged', 'hit max_iters', 4)
+    """
     CONVERGED = 0
     MAX_ITERS = 1          # the iteration (round, phase, proposal step) bound
     MAX_BFS_LEVELS = 2     # a BFS ran out of levels with a frontier left (graft)
@@ -30,10 +58,12 @@ class Status(enum.IntEnum):
 
     @property
     def label(self) -> str:
+        """A few words: what ``status_name`` of a result gives."""
         return _LABELS[self]
 
     @property
     def message(self) -> str:
+        """A sentence saying what stopped the solver and what to do about it."""
         return _MESSAGES[self]
 
 
@@ -60,7 +90,31 @@ _MESSAGES = {
 
 
 class SolverError(RuntimeError):
-    """A solver stopped before converging (``throw=True``). ``result`` holds what it computed."""
+    """A solver stopped before converging: raised eagerly by every solver called with ``throw=True`` (the default).
+
+    The message is ``"<solver>: <status message>"`` (:attr:`Status.message`).
+    Under ``jit`` or ``vmap`` the status is a traced value, so nothing is
+    raised there: read the result's ``status`` instead. A subclass of
+    :class:`RuntimeError`.
+
+    Args:
+        solver: the solver's name, for the message.
+        result: the solver's result, whose ``status`` is not ``CONVERGED``.
+
+    Attributes:
+        result: what the solver computed before it stopped (its result
+            NamedTuple, as ``throw=False`` returns it).
+        status: the :class:`Status` it stopped with.
+
+    Example:
+        >>> import jaxmatch
+        >>> g = jaxmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
+        >>> try:
+        ...     jaxmatch.suitor(g, max_iters=1)
+        ... except jaxmatch.SolverError as e:
+        ...     print(e.status.name, e.result.mate.tolist())
+        MAX_ITERS [-1, -1, -1, -1]
+    """
 
     def __init__(self, solver: str, result):
         self.result = result

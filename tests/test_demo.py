@@ -11,7 +11,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxmatch import _config, cli, datasets
+from jaxmatch import _config, cli, datasets, demo
 from jaxmatch.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,17 +44,17 @@ def test_demo_json(no_cache, capsys):
             assert r["value"] == r["peer_value"] == datasets.load(r["graph"]).answer[
                 "cardinality" if r["problem"] == "maximum matching" else "flow_value"]
         if r["problem"] == "stable marriage":
-            assert r["agrees"] is True and r["value"] == r["peer_value"] == cli.DEMO_STABLE_N
+            assert r["agrees"] is True and r["value"] == r["peer_value"] == demo.DEMO_STABLE_N
         if r["problem"] == "louvain" and r["peer_value"] is not None:
-            assert r["value"] >= r["peer_value"] - cli.DEMO_MODULARITY_TOL
+            assert r["value"] >= r["peer_value"] - demo.DEMO_MODULARITY_TOL
         if r["problem"].startswith("weighted") and r["peer_value"] is not None:
             assert r["peer_value"] / 2 <= r["value"] <= r["peer_value"] + 1e-6
 
 
 def test_demo_fails_on_a_bad_certificate(no_cache, capsys):
-    bad = cli._row("maximum matching", "x", answer="1", value=1, peer="scipy", peer_answer="1", peer_value=1,
-                   agrees=True, certificate="FAIL: CertificateError: planted", compile_s=0.0, solve_s=0.1,
-                   peer_s=0.1)
+    bad = demo._row("maximum matching", "x", answer="1", value=1, peer="scipy", peer_answer="1", peer_value=1,
+                    agrees=True, certificate="FAIL: CertificateError: planted", compile_s=0.0, solve_s=0.1,
+                    peer_s=0.1)
     def crash():
         raise RuntimeError("planted crash")
 
@@ -69,8 +69,8 @@ def test_demo_fails_on_a_bad_certificate(no_cache, capsys):
 
 
 def test_gale_shapley_reference():
-    men, women = cli.random_preferences(30, seed=3)
-    wife = cli.gale_shapley(men, women)
+    men, women = demo.random_preferences(30, seed=3)
+    wife = demo.gale_shapley(men, women)
     from jaxmatch import certify, stable_marriage
     certify.check_stable(men, women, wife)
     np.testing.assert_array_equal(wife, np.asarray(stable_marriage(men, women).wife))

@@ -109,13 +109,13 @@ def test_layouts_and_reverse_lookups_agree():
 
 
 def test_bcsr_binary_search_finds_the_stored_reverse():
-    from jaxmatch.flow import push_relabel as pr
+    from jaxmatch.flow.residual import reverse_position
     rng = np.random.default_rng(3)
     tail, head = rng.integers(0, 20, 200), rng.integers(0, 20, 200)  # many parallel / antiparallel arcs
     net = FlowNetwork.from_edges(tail, head, rng.integers(0, 5, 200), 20, layout="bcsr", vertex_capacity=32,
                                  arc_capacity=256)
     pos = jnp.arange(512, dtype=jnp.int32)
-    found = jax.jit(pr.reverse_position, static_argnums=2)(net, pos, True)
+    found = jax.jit(reverse_position, static_argnums=2)(net, pos, True)
     np.testing.assert_array_equal(found[:400], net.res_rev[:400])
     assert np.all(np.asarray(found[400:]) >= 400)  # padding finds padding
 
@@ -264,9 +264,10 @@ def test_step_ladder_and_unrolled_steps():
     """Several step sizes (tiled; load-balanced, where the rows that do not fit the lanes wait for the next
     step) and two steps per loop iteration, as large capacities use them: maximum flows with certificates."""
     from jaxmatch.flow import push_relabel as pr
+    from jaxmatch.flow.lanes import Rung
     # rows have at most 6 entries (out- and in-degree <= 3), so the last rung's 16 lanes hold any row but
     # rarely the whole queue
-    rungs = (pr.Rung(8, 8 * 4, 4), pr.Rung(16, 32, 0), pr.Rung(1024, 16, 0))
+    rungs = (Rung(8, 8 * 4, 4), Rung(16, 32, 0), Rung(1024, 16, 0))
     solve = jax.jit(partial(pr.max_flow_arrays, max_iters=jnp.int32(20000), rungs=rungs, unroll=2))
     rng = np.random.default_rng(17)
     used = np.zeros(len(rungs), np.int64)

@@ -366,7 +366,7 @@ def test_flow_batch_from_edges_equals_stack(layout):
 def test_sort_keys_equals_lexsort():
     """The packed-key sort of the batch constructors orders like np.lexsort, on the packed path and on
     the lexsort fallback (bounds past 62 bits), with ties kept in input order."""
-    from jaxmatch.graph import _sort_keys
+    from jaxmatch._build import _sort_keys
     rng = np.random.default_rng(4)
     a, b, c = rng.integers(0, 5, 500), rng.integers(0, 3, 500), rng.integers(0, 2, 500).astype(bool)
     want = np.lexsort((c, b, a))

@@ -411,18 +411,21 @@ def test_push_rounds_keep_the_queue_exact():
     from experiments.generators import genrmf
     from jaxmatch.flow import FlowNetwork
     from jaxmatch.flow import push_relabel as pr
+    from jaxmatch.flow import residual
+    from jaxmatch.flow.lanes import ladder
     from jaxmatch.kernels import push_flow
     tail, head, cap, s, t, n = genrmf(3, 3, seed=2)
     net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
     vc = net.vertex_cap
-    src, snk = pr._mask_of(jnp.array([s]), vc), pr._mask_of(jnp.array([t]), vc)
+    src, snk = residual._mask_of(jnp.array([s]), vc), residual._mask_of(jnp.array([t]), vc)
     term = src | snk
-    f0 = pr.initial_preflow(net, src)
+    f0 = residual.initial_preflow(net, src)
     zero = jnp.int32(0)
-    st = pr.PRState(pr.residual_from_flow(net, f0), pr.excess_of_flow(net, f0), jnp.where(src, n, 0).astype(jnp.int32),
+    st = pr.PRState(residual.residual_from_flow(net, f0), residual.excess_of_flow(net, f0),
+                    jnp.where(src, n, 0).astype(jnp.int32),
                     jnp.full(vc, vc, jnp.int32), zero, zero, zero, jnp.full(vc, 2**31 - 1, jnp.int32), zero,
                     jnp.float32(0), jnp.float32(0), zero, zero, zero, zero, jnp.zeros(1, jnp.int32), jnp.bool_(False))
-    st = pr.global_relabel(net, st, snk, src, term, jnp.int32(n), 0.5, pr.ladder(vc, net.arc_cap, 2 * net.arc_cap),
+    st = pr.global_relabel(net, st, snk, src, term, jnp.int32(n), 0.5, ladder(vc, net.arc_cap, 2 * net.arc_cap),
                            search=False, unroll=1, early=False)
     rc, ex, h, queue, count = st.rc, st.excess, st.height, st.queue, int(st.count)
     src_row, dst_row = np.asarray(net.res.src), np.asarray(net.res.indices)

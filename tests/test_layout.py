@@ -180,3 +180,12 @@ def test_package_does_not_read_shared(needle):
            if p.is_file() and p.suffix in (".py", ".md", ".txt", ".toml", ".json", ".cfg")
            and needle in p.read_text(errors="replace")]
     assert not bad, f"{needle!r} appears in {bad}: data the package needs ships in jaxmatch/datasets"
+
+
+MAX_LINES = 500  # STYLE.md: modules by responsibility, each under ~500 lines
+
+
+def test_modules_stay_small():
+    sizes = {name: len(path.read_text().splitlines()) for name, path in MODULES.items()}
+    big = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    assert not big, f"modules over {MAX_LINES} lines (split them by responsibility): {big}"

@@ -8,7 +8,6 @@ solver compiles once for them.
 """
 import math
 import random
-import sys
 
 import igraph as ig
 import jax
@@ -21,9 +20,10 @@ from hypothesis import strategies as st
 
 import jaxmatch
 from jaxmatch import Graph, GraphInputError, certify
+from jaxmatch.community import aggregation as AG, buckets as BK, config as CF, moves as MV, size_classes as SC
 from jaxmatch.community import louvain, modularity
+from jaxmatch.community.modularity import degrees
 
-LV = sys.modules["jaxmatch.community.louvain"]   # the module (the package's `louvain` is the function)
 SMALL = dict(vertex_capacity=64, entry_capacity=512)
 MEDIUM = dict(vertex_capacity=2048, entry_capacity=8192)
 
@@ -236,14 +236,14 @@ def test_modularity_padded_labels_jit_vmap():
 
 def one_bucket(g, members):
     """Buckets of g's entries where bucket 0 holds ``members`` and nobody else moves."""
-    gr = LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
+    gr = BK.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
     of = np.full(g.vertex_cap, -1, np.int32)
     of[list(members)] = 0
     return GROUP(gr, jnp.asarray(of))
 
 
-GROUP = jax.jit(lambda gr, of: LV.group_by_bucket(gr, 64, 512, of))
-STEP = jax.jit(lambda bk, comm, tot, size, inv2m, res: LV.move_bucket(
+GROUP = jax.jit(lambda gr, of: BK.group_by_bucket(gr, 64, 512, of))
+STEP = jax.jit(lambda bk, comm, tot, size, inv2m, res: MV.move_bucket(
     bk, comm, tot, size, 0, inv2m, res, window=512))
 
 
@@ -253,7 +253,7 @@ def test_compute_move_is_the_best_single_move(seed):
     rng = np.random.default_rng(seed)
     u, v, w, n = random_graph(rng, n_max=24, m_max=60)
     g = Graph.from_edges(u, v, w, n=n, **SMALL)
-    k = np.asarray(LV.degrees(g.adj.src, g.adj.indices, g.adj.weights, 64))
+    k = np.asarray(degrees(g.adj.src, g.adj.indices, g.adj.weights, 64))
     two_m = float(k.sum())
     comm = np.full(64, 64, np.int32)
     comm[:n] = rng.integers(0, max(1, n // 3), n)       # some communities, some singletons
@@ -290,7 +290,7 @@ def test_compute_move_is_the_best_single_move(seed):
             assert new[i] == comm[i] and int(moved) == 0
 
 
-BOTH_GROUPINGS = jax.jit(lambda bk, comm, tot, size, b, inv2m: [LV.move_bucket(
+BOTH_GROUPINGS = jax.jit(lambda bk, comm, tot, size, b, inv2m: [MV.move_bucket(
     bk, comm, tot, size, b, inv2m, 1.0, window=512, group=kind) for kind in ("sort", "shift")])
 
 
@@ -304,8 +304,8 @@ def test_shift_grouping_equals_sort_grouping(seed):
     for _ in range(6):
         u, v, w, n = random_graph(rng, n_max=40, m_max=140)
         g = Graph.from_edges(u, v, w, n=n, **SMALL)
-        gr = LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
-        k = np.asarray(LV.degrees(g.adj.src, g.adj.indices, g.adj.weights, 64))
+        gr = BK.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
+        k = np.asarray(degrees(g.adj.src, g.adj.indices, g.adj.weights, 64))
         comm = np.full(64, 64, np.int32)
         comm[:n] = rng.integers(0, max(1, n // int(rng.integers(1, 4))), n)
         tot = np.bincount(comm[:n], k[:n], minlength=64).astype(np.float32)
@@ -316,9 +316,9 @@ def test_shift_grouping_equals_sort_grouping(seed):
             width = np.asarray(bk.count > 0) * np.asarray(bk.width)
             src, dst, of_ = np.asarray(g.adj.src), np.asarray(g.adj.indices), np.asarray(bk.of)
             rows = np.bincount(src[(src < 64) & (src != dst)], minlength=64)
-            for c in range(LV.N_BUCKETS):                  # width: the longest row of each bucket
+            for c in range(BK.N_BUCKETS):                  # width: the longest row of each bucket
                 assert width[c] == rows[of_ == c].max(initial=0)
-            for b in np.flatnonzero((width > 0) & (width <= LV.DEFAULT.shift_max)):
+            for b in np.flatnonzero((width > 0) & (width <= CF.DEFAULT.shift_max)):
                 by_sort, by_shift = BOTH_GROUPINGS(bk, comm, tot, size, int(b), 1 / max(k.sum(), 1))
                 for x, y in zip(by_sort, by_shift):
                     np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
@@ -360,13 +360,13 @@ def test_singleton_rule_and_conflicts_in_one_bucket():
 
 def _dolphins_level():
     g = jaxmatch.read(jaxmatch.datasets.path("dolphins")).with_capacity(**SMALL)     # buckets 0, 1 and 2
-    bk = LV.buckets_of(LV.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n), g.vertex_cap)
+    bk = BK.buckets_of(BK.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n), g.vertex_cap)
     ids = np.arange(g.vertex_cap, dtype=np.int32)
     start = jnp.asarray(np.where(ids < int(g.n), ids, g.vertex_cap).astype(np.int32))
     return g, bk, start
 
 
-STEP_ANY = jax.jit(lambda bk, comm, tot, size, b, inv2m, group: LV.move_bucket(
+STEP_ANY = jax.jit(lambda bk, comm, tot, size, b, inv2m, group: MV.move_bucket(
     bk, comm, tot, size, b, inv2m, 1.0, window=bk.s.shape[0], group=group), static_argnums=6)
 
 
@@ -377,11 +377,11 @@ def test_bucket_order(high_first):
     on the buckets in that order, twice (the order matters here: the other one differs)."""
     g, bk, start = _dolphins_level()
     busy = np.flatnonzero(np.asarray(bk.count) > 0).tolist()
-    order, n_busy = LV.bucket_order(bk.count, jnp.bool_(high_first))
+    order, n_busy = MV.bucket_order(bk.count, jnp.bool_(high_first))
     assert int(n_busy) == len(busy) == 3
     assert np.asarray(order)[:3].tolist() == (busy[::-1] if high_first else busy)
     opts, _ = jaxmatch.community._options(g)
-    comm, _, sweeps, _, _ = jax.block_until_ready(LV.optimise(bk, start, opts, (0.0, 0.0), 2, high=high_first))
+    comm, _, sweeps, _, _ = jax.block_until_ready(MV.optimise(bk, start, opts, (0.0, 0.0), 2, high=high_first))
     assert int(sweeps) == 2
 
     def by_hand(buckets):
@@ -392,7 +392,7 @@ def test_bucket_order(high_first):
             tot = jax.ops.segment_sum(k, c, n_cap)
             size = jax.ops.segment_sum((c < n_cap).astype(jnp.int32), c, n_cap)
             for b in buckets:
-                group = "shift" if int(bk.width[b]) <= LV.DEFAULT.shift_max else "sort"
+                group = "shift" if int(bk.width[b]) <= CF.DEFAULT.shift_max else "sort"
                 c, tot, size, _ = STEP_ANY(bk, c, tot, size, jnp.int32(b), inv2m, group)
         return np.asarray(c)
 
@@ -405,11 +405,11 @@ def test_level_sweeps_both_orders():
     order from the same start and keeps the run at the higher Q (ties: lowest first): equal to
     the better of two optimise calls. Without it, the plain optimise in ``opts.order``."""
     g, bk, start = _dolphins_level()
-    assert LV.DEFAULT.order == 2                             # the default
+    assert CF.DEFAULT.order == 2                             # the default
     opts, static = jaxmatch.community._options(g)
     thr, cap = (0.0, 0.0), static["max_iters"]
-    sweeps = jax.jit(lambda both: LV.level_sweeps(bk, start, opts, thr, both, cap))
-    opt = jax.jit(lambda high: LV.optimise(bk, start, opts, thr, cap, high=high))
+    sweeps = jax.jit(lambda both: MV.level_sweeps(bk, start, opts, thr, both, cap))
+    opt = jax.jit(lambda high: MV.optimise(bk, start, opts, thr, cap, high=high))
     low, high = opt(False), opt(True)
     assert float(low[1]) != float(high[1])                   # the orders differ here
     want = high if float(high[1]) > float(low[1]) else low
@@ -431,16 +431,16 @@ def test_scatter_free_reductions(seed):
     for op, seg, x, ident in (("add", jax.ops.segment_sum, vals, 0.0),
                               ("max", jax.ops.segment_max, vals, -np.inf),
                               ("min", jax.ops.segment_min, ivals, np.iinfo(np.int32).max)):
-        got = LV.sparse_reduce(op, jnp.asarray(x), jnp.asarray(ids), jnp.asarray(keep), segs, ident)
+        got = MV.sparse_reduce(op, jnp.asarray(x), jnp.asarray(ids), jnp.asarray(keep), segs, ident)
         want = seg(jnp.where(keep, x, ident), ids, segs)
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=op)
     padded = np.concatenate([ids, np.full(7, segs, np.int32)])          # n_cap = segs: padding
-    np.testing.assert_array_equal(np.asarray(LV.run_lengths(jnp.asarray(padded), segs)),
+    np.testing.assert_array_equal(np.asarray(BK.run_lengths(jnp.asarray(padded), segs)),
                                   np.bincount(ids, minlength=segs))
-    bucket = rng.integers(0, LV.N_BUCKETS + 1, size).astype(np.int32)   # N_BUCKETS: ignored
+    bucket = rng.integers(0, BK.N_BUCKETS + 1, size).astype(np.int32)   # N_BUCKETS: ignored
     for red, ref in ((jnp.sum, np.sum), (jnp.max, np.max)):
-        want = [ref(np.where(bucket == b, ivals, 0)) for b in range(LV.N_BUCKETS)]
-        np.testing.assert_array_equal(np.asarray(LV.per_bucket(jnp.asarray(ivals), jnp.asarray(bucket), red)), want)
+        want = [ref(np.where(bucket == b, ivals, 0)) for b in range(BK.N_BUCKETS)]
+        np.testing.assert_array_equal(np.asarray(BK.per_bucket(jnp.asarray(ivals), jnp.asarray(bucket), red)), want)
 
 
 @pytest.mark.parametrize("n_cap", [64, 50_000])
@@ -451,7 +451,7 @@ def test_pair_groups_sort_paths_agree(n_cap):
     b = rng.integers(0, min(n_cap, 30) + 1, 2048).astype(np.int32)
     outs = []
     for method in ("key", "kv"):
-        outs.append([np.asarray(x) for x in LV.pair_groups(jnp.asarray(a), jnp.asarray(b), n_cap, method)])
+        outs.append([np.asarray(x) for x in AG.pair_groups(jnp.asarray(a), jnp.asarray(b), n_cap, method)])
     for x, y in zip(*outs):
         np.testing.assert_array_equal(x, y)
     grp, sa, sb, head = outs[0]
@@ -466,8 +466,8 @@ def test_stable_sort_paths_agree():
     """The packed key-only sort and the stable key-value sort give the same order."""
     rng = np.random.default_rng(3)
     key = jnp.asarray(rng.integers(0, 50, 4096).astype(np.int32))
-    packed = LV.stable_sort_with_positions(key, 60)             # 61 * 4096 fits int32: packed
-    pairs = LV.stable_sort_with_positions(key, 1 << 20)         # does not fit: key-value sort
+    packed = BK.stable_sort_with_positions(key, 60)             # 61 * 4096 fits int32: packed
+    pairs = BK.stable_sort_with_positions(key, 1 << 20)         # does not fit: key-value sort
     order = np.argsort(np.asarray(key), kind="stable")
     for k, p in (packed, pairs):
         np.testing.assert_array_equal(p, order)
@@ -478,15 +478,15 @@ def test_other_code_paths_same_answer():
     """Buckets and levels in shorter windows (lax.switch over classes), and a vertex capacity
     above 46,339 (pairs no longer pack into an int32 key in the aggregation), give the same
     partition as the plain path."""
-    cfg = LV.Config(single_class_max=256, window_min=128, fine_classes=1)
-    assert LV.window_classes(1024, cfg=cfg) == [1024, 256]
-    assert LV.level_classes(1024, cfg=cfg) == [1024, 128]
-    assert LV.window_classes(256, cfg=cfg) == LV.level_classes(256, cfg=cfg) == [256]
-    assert LV.window_classes(1024) == LV.level_classes(1024) == [1024]      # the default: one class
+    cfg = CF.Config(single_class_max=256, window_min=128, fine_classes=1)
+    assert SC.window_classes(1024, cfg=cfg) == [1024, 256]
+    assert SC.level_classes(1024, cfg=cfg) == [1024, 128]
+    assert SC.window_classes(256, cfg=cfg) == SC.level_classes(256, cfg=cfg) == [256]
+    assert SC.window_classes(1024) == SC.level_classes(1024) == [1024]      # the default: one class
     g = jaxmatch.read(jaxmatch.datasets.path("dolphins"))            # 318 entries, buckets of 4-200
     a = louvain(g.with_capacity(**SMALL))
     b = louvain(g.with_capacity(vertex_capacity=1 << 16, entry_capacity=1024), config=cfg)  # a capacity of its own
-    assert LV._key_dtype(1 << 16) is None
+    assert AG._key_dtype(1 << 16) is None
     np.testing.assert_array_equal(a.labels, b.labels)
     np.testing.assert_array_equal(a.levels, b.levels)
     np.testing.assert_array_equal(a.stats["iterations"], b.stats["iterations"])
@@ -632,12 +632,12 @@ def test_jit_equals_eager():
     eager = louvain(g)
     out = jax.jit(lambda g: louvain(g))(g)
     n, n_levels = int(g.n), int(eager.stats["levels"])
-    assert out.labels.shape == (64,) and out.levels.shape == (LV.DEFAULT_MAX_LEVELS, 64)
+    assert out.labels.shape == (64,) and out.levels.shape == (CF.DEFAULT_MAX_LEVELS, 64)
     np.testing.assert_array_equal(np.asarray(out.labels)[:n], eager.labels)
     assert np.all(np.asarray(out.labels)[n:] == -1)
     np.testing.assert_array_equal(np.asarray(out.levels)[:n_levels, :n], eager.levels)
     np.testing.assert_array_equal(np.asarray(out.levels)[n_levels:, :n],
-                                  np.broadcast_to(eager.levels[-1], (LV.DEFAULT_MAX_LEVELS - n_levels, n)))
+                                  np.broadcast_to(eager.levels[-1], (CF.DEFAULT_MAX_LEVELS - n_levels, n)))
     assert float(out.modularity) == float(eager.modularity)
     assert int(out.status) == int(eager.status)
 
@@ -654,9 +654,9 @@ def test_vmap_batch_of_32():
     out = jax.vmap(lambda g: louvain(g))(batch)
     labels, levels = np.asarray(out.labels), np.asarray(out.levels)
     # axis_name: the batch shares its window classes (lax.pmax), other lengths, same answers
-    assert LV.window_classes(512, True) == [512, 256, 128] and LV.level_classes(512, True) == [512, 128]
-    cfg = LV.Config(shared_min=256)                      # fewer classes: less to compile
-    assert LV.window_classes(512, True, cfg) == [512, 256] and LV.level_classes(512, True, cfg) == [512]
+    assert SC.window_classes(512, True) == [512, 256, 128] and SC.level_classes(512, True) == [512, 128]
+    cfg = CF.Config(shared_min=256)                      # fewer classes: less to compile
+    assert SC.window_classes(512, True, cfg) == [512, 256] and SC.level_classes(512, True, cfg) == [512]
     shared = jax.jit(jax.vmap(lambda g: louvain(g, axis_name="b", config=cfg), axis_name="b"))(batch)
     np.testing.assert_array_equal(np.asarray(shared.labels), labels)
     np.testing.assert_array_equal(np.asarray(shared.levels), levels)

@@ -1,4 +1,16 @@
-"""Maximum cardinality bipartite matching: the public functions."""
+"""Maximum cardinality bipartite matching: the public functions.
+
+:func:`maximum_matching` runs one of the exact solvers from an initial
+matching, :func:`initial_matching` only the initial matching; both return a
+:class:`MatchingResult`. The algorithms live one per module:
+:mod:`jaxmatch.bipartite.init` (cheap greedy and Karp-Sipser),
+:mod:`jaxmatch.bipartite.push_relabel` (G-PR),
+:mod:`jaxmatch.bipartite.augmenting` (APFB and APsB) and
+:mod:`jaxmatch.bipartite.graft` (MS-BFS-Graft). This module checks the
+options on the host, picks a jitted solver per static configuration (options
+that do not apply to the method are fixed, so they cause no recompilation),
+and trims the eager results to the true sizes.
+"""
 from __future__ import annotations
 
 from functools import partial
@@ -15,8 +27,8 @@ from jaxmatch.bipartite import graft as _graft
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
 from jaxmatch.kernels import bfs_level as _bfs_level
-from jaxmatch.graph import (INT32_MAX, BipartiteGraph, GraphInputError, check_flag, check_not_batch, check_positive,
-                            check_type, next_pow2)
+from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type, next_pow2
+from jaxmatch.graph import BipartiteGraph, GraphInputError
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
@@ -27,14 +39,27 @@ INITS = (None,) + _init.METHODS
 
 @with_status_name
 class MatchingResult(NamedTuple):
-    """A matching: ``row_mate[r]`` is r's column or -1, ``col_mate[c]`` c's row or -1.
+    """A bipartite matching, as returned by :func:`maximum_matching` and :func:`initial_matching`.
 
-    ``status`` is a :class:`jaxmatch.Status`: 0 when the solver converged (the
-    matching is maximum), else the bound that stopped it (the matching is
-    valid but may not be maximum). ``stats`` holds work counters (iterations, global relabels,
-    pushes, BFS levels, initialisation rounds). Eagerly the mates have length
-    n_rows and n_cols; under ``jit``/``vmap`` they keep the graph's
-    capacities, with -1 past the true sizes.
+    Eagerly the mates have lengths n_rows and n_cols; under ``jit``/``vmap``
+    they keep the graph's capacities, with -1 past the true sizes.
+    ``status_name`` gives the status in words.
+
+    Attributes:
+        row_mate: int32 ``[n_rows]``: row r's column, or -1 when r is unmatched.
+        col_mate: int32 ``[n_cols]``: column c's row, or -1.
+        cardinality: int32 scalar: the number of matched pairs.
+        status: int32 scalar, a :class:`jaxmatch.Status`: CONVERGED (0) when
+            the solver finished (the matching is maximum; for
+            :func:`initial_matching`, maximal), else the bound that stopped it
+            (the matching is valid but may not be maximum).
+        stats: dict of work counters, all with ``iterations`` (the solver's
+            loop steps) and ``init_rounds`` (rounds of the initial matching);
+            by method: G-PR ``global_relabels``, ``pushes``, ``bfs_levels``;
+            APFB, APsB and MS-BFS-Graft ``phases``, ``bfs_levels``,
+            ``edges_traversed``, ``augmentations``; ``"auto"`` graft's
+            counters and G-PR's prefixed ``pr_``; ``"flow"`` those of
+            :func:`jaxmatch.max_flow`.
     """
 
     row_mate: jax.Array
@@ -70,15 +95,42 @@ def initial_matching(g: BipartiteGraph, method: str = "karp_sipser", *,
                      max_rounds: int | None = _init.DEFAULT_ROUNDS, throw: bool = True):
     """A maximal (after enough rounds) matching by the cheap greedy or Karp-Sipser rule.
 
-    ``method`` is "cheap" or "karp_sipser" (see :mod:`jaxmatch.bipartite.init`).
-    Returns a :class:`MatchingResult` whose status is 0 when the matching is
-    maximal, 1 when ``max_rounds`` stopped it first (None: the default,
-    ``jaxmatch.bipartite.init.DEFAULT_ROUNDS``; ``throw`` as for
-    :func:`maximum_matching`). O(|E|) per round.
+    A matching is maximal when no edge joins two unmatched vertices; it has
+    at least half the maximum cardinality. Both rules run as rounds of
+    handshakes (every row picks its best candidate column, every column
+    accepts the best row that picked it), so a round with a candidate edge
+    matches at least one pair. ``"cheap"`` takes any edge between unmatched
+    vertices (the "cheap matching" of the matching papers); ``"karp_sipser"``
+    prefers edges at vertices of residual degree 1, whose match is safe in
+    some maximum matching (R. M. Karp and M. Sipser, "Maximum matchings in
+    sparse random graphs", FOCS 1981), and picks greedily elsewhere in the
+    same round. See :mod:`jaxmatch.bipartite.init`. Cost: O(``|E|``) per
+    round. Works eagerly, under ``jax.jit`` and under ``jax.vmap``.
 
-    >>> g = BipartiteGraph.from_edges([0, 0, 1], [0, 1, 0])
-    >>> int(initial_matching(g, "karp_sipser").cardinality)
-    2
+    Args:
+        g: the :class:`jaxmatch.BipartiteGraph` (a batch from
+            :func:`jaxmatch.stack` only inside ``jax.vmap``).
+        method: ``"karp_sipser"`` (the default) or ``"cheap"``.
+        max_rounds: bound on the rounds (default 64; None: the default).
+        throw: eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when ``max_rounds`` stops the rounds before the matching
+            is maximal (default True); under ``jit``/``vmap`` read ``status``.
+
+    Returns:
+        A :class:`MatchingResult` whose status is CONVERGED when the matching
+        is maximal and MAX_ITERS when ``max_rounds`` stopped it first.
+
+    Raises:
+        GraphInputError: when ``g`` is not a single BipartiteGraph, its
+            capacities overflow int32 labels, or an option is not accepted.
+        SolverError: eagerly with ``throw=True``, when ``max_rounds`` stopped it.
+
+    Example:
+        >>> import jaxmatch
+        >>> g = jaxmatch.BipartiteGraph.from_edges([0, 1, 1, 2], [0, 0, 1, 1])
+        >>> res = jaxmatch.initial_matching(g, "karp_sipser")
+        >>> int(res.cardinality), res.status_name
+        (2, 'converged')
     """
     _check_graph(g)
     _check_choice(method, _init.METHODS, "method")
@@ -103,72 +155,141 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
                      kernel=None, throw: bool = True) -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
-    Methods: ``"pr"``, G-PR push-relabel (the lock-free GPU push-relabel paper),
-    with ``k`` the adaptive global-relabel factor (next relabel after
-    ``k * maxLevel`` steps); ``"flow"``, unit-capacity max flow with a super
-    source and sink by :func:`jaxmatch.flow.max_flow` (WBPR; ``init``, ``k``
-    and ``lanes`` do not apply, ``max_iters`` bounds the flow solver);
-    ``"apfb"`` / ``"apsb"``, phases of alternating BFS from all free columns,
-    then augmentation along all paths found (APFB: the BFS runs out; APsB: it
-    stops at the first level that finds a path), with ``bfs`` "gpubfs" or
-    "gpubfs_wr" (a tree stops growing once it found a path); ``max_iters``
-    bounds the phases (default ``min(row_cap, col_cap) + 1``, never hit; ``k``
-    and ``lanes`` do not apply), see :mod:`jaxmatch.bipartite.augmenting`;
-    ``"graft"``, MS-BFS-Graft: vertex-disjoint alternating BFS trees from all
-    free columns, direction-optimising (top-down / bottom-up by the rule with
-    ``alpha``, the paper's 5), augmentation along all their paths at once, and
-    tree grafting between phases; ``graft=False`` rebuilds the forest every
-    phase, ``direction_optimizing=False`` always grows top-down; ``max_iters``
-    bounds the phases as for APFB, see :mod:`jaxmatch.bipartite.graft`.
-    ``"auto"`` runs MS-BFS-Graft until its BFS levels reach ``auto_levels *
-    sqrt(max(n_rows, n_cols))`` (a traced value: changing it does not recompile), then, if it has not finished, G-PR from its
-    matching (``stats``: graft's counters, and G-PR's prefixed ``pr_``; zero
-    when G-PR did not run); ``max_iters`` bounds both loops as for each.
-    Why: on the H100 (experiments/RESULTS.md) graft was the fastest method or
-    within 1.23x of it on every graph of 2^20-2^22 vertices except the
-    road-like grid in its original order, where its phases need 36,271 BFS
-    levels (2.4x slower than G-PR); in random order the same grid took 2,531
-    levels, Delaunay and geometric graphs under 1,100, Kronecker and
-    power-law graphs under 150 (sqrt(2^20) = 1,024). The statistic that
-    decides is that BFS depth, measured as graft runs: statistics of the
-    graph alone (sizes, degrees) are the same for the grid and its random
-    permutation, which need different methods (graft 4.5 s against 0.32 s).
-    With G-PR's pushes in the persistent kernel (the GPU default, on graphs
-    whose columns all have at most ``Config.push_max_degree`` rows) a G-PR
-    round costs 20-40 us against about 100 us for a BFS level in XLA, and G-PR
-    alone was the fastest method or within 1.24x of it on every class of the
-    benchmark at 2^20 (RESULTS, session 13): there ``"auto"`` is G-PR.
-    ``init`` picks the initial matching ("cheap", "karp_sipser" or None for
-    empty, run for at most ``init_rounds`` rounds).
-    ``max_iters`` bounds the solver's loop (default ``16 * (row_cap + col_cap)
-    + 1024``); ``lanes`` is the number of edges a push step scans at once.
-    ``k``, ``init_rounds``, ``lanes``, ``alpha`` and ``auto_levels`` given as None take their
-    defaults (the values in the signature). ``kernel``: G-PR's global
-    relabels (``"pr"``, and ``"auto"``'s G-PR) run in the persistent BFS
-    kernel of :mod:`jaxmatch.kernels.bfs_level` (many BFS levels per launch),
-    and its push rounds in :mod:`jaxmatch.kernels.push_match` (many rounds
-    per launch; ``Config.push=False`` keeps them in XLA, as does a column of
-    more than ``Config.push_max_degree`` rows); default: on the GPU; off
-    elsewhere, and refused under ``vmap``; asked for on a CPU it runs in
-    Pallas's interpreter, for tests; a
-    :class:`jaxmatch.kernels.bfs_level.Config` sets its knobs. The same
-    cardinality either way; with the push kernel the matching found and the
-    counters may differ (see that module). ``throw``: eagerly, raise
-    :class:`jaxmatch.SolverError` (holding the result) when a bound stops the
-    solver first; under ``jit``/``vmap`` read ``status`` instead.
+    A matching is a set of edges of which no two share a vertex; a maximum
+    one has the most edges. By Berge's theorem a matching is maximum exactly
+    when no augmenting path (an alternating path between two unmatched
+    vertices) is left, which every method below uses to stop, and which
+    :func:`jaxmatch.certify.check_maximum_matching` checks with a Koenig
+    vertex cover. Every method starts from the ``init`` matching and returns
+    a maximum matching (the cardinality is the same for all; the matching
+    found may differ).
 
-    Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
-    by :func:`jaxmatch.stack`. A push-relabel step costs O(slots + lanes),
-    slots being the free columns after the start (eagerly; the column
-    capacity under tracing); a global relabel O(|E|) per BFS level.
+    Papers: G-PR is M. Deveci, K. Kaya, B. Ucar and U. V. Catalyurek, "A
+    push-relabel-based maximum cardinality bipartite matching algorithm on
+    GPUs", ICPP 2013; APFB and APsB with GPUBFS and GPUBFS-WR are the same
+    authors' "GPU accelerated maximum cardinality matching algorithms for
+    bipartite graphs", Euro-Par 2013; MS-BFS-Graft is A. Azad, A. Buluc and
+    A. Pothen, "A parallel tree grafting algorithm for maximum cardinality
+    matching in bipartite graphs", IPDPS 2015. Each module of
+    :mod:`jaxmatch.bipartite` describes its array form and where it departs
+    from the paper's GPU or OpenMP code (races become scatter-min picks, so
+    runs are deterministic).
 
-    >>> g = BipartiteGraph.from_edges([0, 1, 1, 2], [0, 0, 1, 1])
-    >>> res = maximum_matching(g)
-    >>> int(res.cardinality), res.status_name
-    (2, 'converged')
-    >>> res = maximum_matching(g, method="graft", init=None)
-    >>> int(res.cardinality), int(res.stats["phases"])
-    (2, 2)
+    Cost: a G-PR push step costs O(slots + ``lanes``), slots being the free
+    columns after the start (eagerly; the column capacity under tracing),
+    and a global relabel O(``|E|``) per BFS level. An APFB, APsB or
+    MS-BFS-Graft phase costs O(``|E|``) per BFS level plus O(n) per
+    augmentation step, and at most ``min(n_rows, n_cols) + 1`` phases run
+    (O(n ``|E|``) in all). Works eagerly, under ``jax.jit`` and under
+    ``jax.vmap`` over a batch made by :func:`jaxmatch.stack`.
+
+    ``method="auto"`` runs MS-BFS-Graft until its BFS levels reach
+    ``auto_levels * sqrt(max(n_rows, n_cols))``, then, if it has not
+    finished, G-PR from graft's matching. Why: graft is the fastest method
+    or close to it except where the alternating BFS needs very many levels
+    (road-like grids in their natural order), where G-PR is faster. That BFS
+    depth, measured as graft runs, is what decides: statistics of the graph
+    alone (sizes, degrees) are the same for a grid and its random
+    permutation, which need different methods. Where G-PR's push rounds run
+    in the persistent kernel (the GPU default, on graphs whose columns all
+    have at most ``Config.push_max_degree`` rows) a G-PR round costs less
+    than a BFS level, and G-PR alone is fastest or close on every benchmark
+    class: there ``"auto"`` is G-PR from the start. The measurements are in
+    experiments/RESULTS.md.
+
+    Args:
+        g: the :class:`jaxmatch.BipartiteGraph` (a batch from
+            :func:`jaxmatch.stack` only inside ``jax.vmap``).
+        method: the solver.
+
+            - ``"pr"`` (the default): G-PR push-relabel. Labels are lower
+              bounds on the alternating distance to a free row; every active
+              column pushes to its lowest-labelled neighbour row at once, and
+              a global relabel (a BFS from the free rows) resets the labels
+              every ``k * maxLevel`` steps.
+            - ``"flow"``: unit-capacity max flow with a super source and
+              sink, by :func:`jaxmatch.max_flow` (WBPR push-relabel; ``init``,
+              ``k`` and ``lanes`` do not apply, ``max_iters`` bounds the
+              flow solver).
+            - ``"apfb"`` / ``"apsb"``: phases of alternating BFS from all free
+              columns, then augmentation along all paths found; APFB runs the
+              BFS out, APsB stops it at the first level that finds a path
+              (shortest paths, as Hopcroft-Karp). ``bfs`` picks the BFS.
+            - ``"graft"``: MS-BFS-Graft: vertex-disjoint alternating BFS
+              trees from all free columns, grown top-down or bottom-up by the
+              direction-optimising rule, augmentation along all their paths
+              at once, and tree grafting between phases.
+            - ``"auto"``: MS-BFS-Graft, then G-PR (see above); ``stats``
+              holds graft's counters and G-PR's prefixed ``pr_`` (zero when
+              G-PR did not run).
+
+        init: the initial matching: ``"karp_sipser"`` (the default),
+            ``"cheap"``, or None for the empty matching (see
+            :func:`initial_matching`).
+        max_iters: bound on the solver's loop steps. None (the default):
+            ``16 * (row_cap + col_cap) + 1024`` steps for G-PR;
+            ``min(row_cap, col_cap) + 1`` phases for APFB, APsB and
+            MS-BFS-Graft (never hit); the flow solver's default for
+            ``"flow"``; ``"auto"`` bounds each of its loops as for that method.
+        k: G-PR's adaptive global-relabel factor: the next global relabel
+            runs ``k * maxLevel`` push steps after the last (default 0.7,
+            the paper's best; None: the default).
+        init_rounds: bound on the rounds of the initial matching (default
+            64; None: the default).
+        lanes: the number of edges a G-PR push step scans at once (its
+            active columns' edges spread evenly over the lanes; default
+            ``2**18``; None: the default).
+        bfs: the BFS of APFB and APsB: ``"gpubfs_wr"`` (the default: a tree
+            stops growing once it has found a path, and APsB keeps one path
+            end per root) or ``"gpubfs"`` (plain level-synchronous BFS).
+        graft: MS-BFS-Graft's tree grafting (default True); False dismantles
+            all trees after every phase.
+        direction_optimizing: MS-BFS-Graft grows top-down or bottom-up by the
+            ``alpha`` rule (default True); False always grows top-down.
+        alpha: MS-BFS-Graft's direction and graft switches: bottom-up when
+            ``|frontier| * alpha >= #unvisited rows``, grafting when
+            ``|active columns| * alpha > |renewable rows|`` (default 5.0,
+            the paper's; None: the default).
+        auto_levels: ``"auto"``'s graft budget in BFS levels per square root
+            of the larger side (default 4.0; None: the default). A traced
+            value: changing it does not recompile.
+        kernel: G-PR's global relabels (``"pr"``, and ``"auto"``'s G-PR) in
+            the persistent BFS kernel of :mod:`jaxmatch.kernels.bfs_level`
+            (many BFS levels per launch), and its push rounds in
+            :mod:`jaxmatch.kernels.push_match` (many rounds per launch;
+            ``Config.push=False`` keeps them in XLA, as does a column of more
+            than ``Config.push_max_degree`` rows). True, False, a
+            :class:`jaxmatch.kernels.bfs_level.Config` (the kernel's knobs),
+            or None (the default: on the GPU outside ``vmap``, off
+            elsewhere). Refused under ``vmap``; asked for on a CPU it runs in
+            Pallas's interpreter, for tests. The same cardinality either way;
+            with the push kernel the matching found and the counters may
+            differ.
+        throw: eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when a bound stops the solver first (default True);
+            under ``jit``/``vmap`` it has no effect: read ``status`` instead.
+
+    Returns:
+        A :class:`MatchingResult`: ``row_mate``, ``col_mate``,
+        ``cardinality``, ``status`` and ``stats``.
+
+    Raises:
+        GraphInputError: when ``g`` is not a single BipartiteGraph (or a batch
+            outside ``vmap``), its capacities overflow int32 labels, an option
+            is not one of the accepted values, not positive or not finite, or
+            the kernel is asked for under ``vmap``. All checked before tracing.
+        SolverError: eagerly with ``throw=True``, when a bound stopped the
+            solver before the matching was maximum.
+
+    Example:
+        >>> import jaxmatch
+        >>> g = jaxmatch.BipartiteGraph.from_edges([0, 1, 1, 2], [0, 0, 1, 1])
+        >>> res = jaxmatch.maximum_matching(g)
+        >>> int(res.cardinality), res.status_name
+        (2, 'converged')
+        >>> res = jaxmatch.maximum_matching(g, method="graft", init=None)
+        >>> int(res.cardinality), int(res.stats["phases"])
+        (2, 2)
     """
     _check_graph(g)
     _check_choice(method, METHODS, "method")

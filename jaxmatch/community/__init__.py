@@ -1,4 +1,16 @@
-"""Community detection: Louvain (Paper III of the thesis) and modularity."""
+"""Community detection: the Louvain method and the modularity of a partition.
+
+The public names: :func:`louvain` (communities maximising the modularity, in
+the GPU form of Paper III), its result :class:`LouvainResult`, and
+:func:`modularity` (Q of any partition). This module holds the public
+wrapper: the checks of the input and options done before tracing, the
+compiled call and the trim of the result to the true sizes. The traced solver
+lives in :mod:`jaxmatch.community.louvain` (the level loop), with its phases in
+:mod:`~jaxmatch.community.buckets`, :mod:`~jaxmatch.community.moves` and
+:mod:`~jaxmatch.community.aggregation`, the static lengths in
+:mod:`~jaxmatch.community.size_classes` and its options in
+:mod:`~jaxmatch.community.config`.
+"""
 from __future__ import annotations
 
 from functools import partial
@@ -10,44 +22,52 @@ import numpy as np
 
 from jaxmatch._ops import is_traced, trim
 from jaxmatch.status import settle, with_status_name
+from jaxmatch.community import config as _cfg
 from jaxmatch.community import louvain as _lv
 from jaxmatch.community.modularity import _check_graph, _check_real, modularity
-from jaxmatch.graph import Graph, GraphInputError, check_flag, check_positive
+from jaxmatch._validate import check_flag, check_positive
+from jaxmatch.graph import Graph, GraphInputError
 
 __all__ = ["LouvainResult", "louvain", "modularity"]
 
 
 @with_status_name
 class LouvainResult(NamedTuple):
-    """Communities found by :func:`louvain`.
-
-    * ``labels`` int32: the community of each vertex, numbered 0 .. k-1.
-    * ``levels`` int32 [levels, n]: the hierarchy; row l is the partition of
-      the *input* vertices after level l, each row a coarsening of the one
-      before, numbered 0 .. k_l - 1. ``levels[-1]`` equals ``labels`` when
-      ``refine=False``; with refinement ``labels`` is ``levels[-1]`` with some
-      input vertices moved (``stats["refine_moves"]``).
-    * ``modularity``: Q of ``labels`` on the input graph (Eq. (1)); NaN when
-      the graph has no edge weight.
-    * ``level_modularity`` [levels]: Q after each level (computed on that
-      level's coarse graph, equal to Q of ``levels[l]`` up to rounding); the
-      refinement can only raise ``modularity`` above the last one.
-    * ``status`` (:class:`jaxmatch.Status`): CONVERGED, MAX_LEVELS when the
-      method stopped at ``max_levels`` while still improving, MAX_ITERS when
-      a level hit ``max_iters`` (the partition is valid either way).
-    * ``stats``: ``levels`` (levels run), ``iterations`` [levels] (iterations
-      of the modularity optimisation per level), ``moves`` [levels, iters]
-      (vertices moved in each iteration; an iteration that lowered Q was
-      undone, its moves still count), ``vertices`` [levels] (vertices of each
-      level's graph), ``communities`` (k), ``refine_iterations`` and
-      ``refine_moves`` [iters] (the refinement's iterations and moves).
+    """Communities found by :func:`louvain`, with the hierarchy of levels and counters.
 
     Eagerly, arrays are trimmed to the true sizes (n vertices, the levels
     run, the most iterations of a level). Under ``jit``/``vmap`` they keep
     fixed shapes, with L = max(max_levels, 32) and I = max(max_iters, 100):
-    labels [vertex_cap] with -1 past n, levels [L, vertex_cap] with rows past
-    ``stats["levels"]`` repeating the last level's row, level_modularity [L]
-    (the last level's Q past it), moves [L, I], refine_moves [I].
+    ``labels`` [vertex_cap] with -1 past n, ``levels`` [L, vertex_cap] with
+    rows past ``stats["levels"]`` repeating the last level's row,
+    ``level_modularity`` [L] (the last level's Q past it), ``moves`` [L, I],
+    ``refine_moves`` [I]. ``status_name`` gives ``status`` in words.
+
+    Attributes:
+        labels: int32 [n]: the community of each vertex, numbered 0 .. k-1.
+        levels: int32 [levels, n]: the hierarchy; row l is the partition of
+            the *input* vertices after level l, each row a coarsening of the
+            one before, numbered 0 .. k_l - 1. ``levels[-1]`` equals
+            ``labels`` when ``refine=False``; with refinement ``labels`` is
+            ``levels[-1]`` with some input vertices moved
+            (``stats["refine_moves"]``).
+        modularity: scalar of the weights' dtype: Q of ``labels`` on the input
+            graph (see :func:`modularity`); NaN when the graph has no edge
+            weight.
+        level_modularity: [levels]: Q after each level (computed on that
+            level's coarse graph, equal to Q of ``levels[l]`` up to rounding);
+            the refinement can only raise ``modularity`` above the last one.
+        status: int32 scalar, a :class:`jaxmatch.Status`: CONVERGED;
+            MAX_LEVELS when the method stopped at ``max_levels`` while still
+            improving; MAX_ITERS when a level hit ``max_iters``. The partition
+            is valid either way.
+        stats: dict of counters: ``levels`` (levels run), ``iterations``
+            [levels] (sweeps of the modularity optimisation per level),
+            ``moves`` [levels, iters] (vertices moved in each sweep; a sweep
+            that lowered Q was undone, its moves still count), ``vertices``
+            [levels] (vertices of each level's graph), ``communities`` (k),
+            ``refine_iterations`` and ``refine_moves`` [iters] (the
+            refinement's sweeps and moves).
     """
 
     labels: jax.Array
@@ -69,72 +89,135 @@ MAX_ITERS = 1 << 16
 def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
             threshold_large: float = 1e-2, large_graph: int = 100_000,
             max_levels: int | None = None, max_iters: int | None = None,
-            refine: bool = True, axis_name: str | None = None, config: _lv.Config | None = None,
+            refine: bool = True, axis_name: str | None = None, config: _cfg.Config | None = None,
             throw: bool = True) -> LouvainResult:
-    """Communities of an undirected graph by the Louvain method, GPU style (Paper III).
+    r"""Communities of an undirected graph by the Louvain method, in bulk-synchronous GPU form.
 
-    Maximises the modularity (Eq. (1), see :func:`modularity`) greedily: each
-    level moves vertices between communities by degree buckets (Algorithms 1
-    and 2: all vertices of a bucket at once, the buckets lowest degrees
-    first on the first level, while the coarse levels and the refinement run
-    in both orders, lowest and highest degrees first, and keep the better
-    partition; e_{i->c} by sorting (vertex, community) keys and segment sums,
-    the gain of Eq. (2), ties to the lowest community id, the singleton rule;
-    plus two O(entries) filters that make a bucket's simultaneous moves safe,
-    see :mod:`jaxmatch.community.louvain`),
-    then contracts every community to a vertex (Algorithm 3), until
-    modularity stops improving; with ``refine`` (default) the final partition
-    is then improved by one more optimisation on the input graph that starts
-    from it (multilevel refinement; not in the paper, it closes the gap to
-    the sequential method on power-law graphs). ``threshold`` is
-    the modularity gain an iteration needs for another one (and a level for
-    another level); while more than ``large_graph`` vertices of the level's
-    graph have an edge to another vertex (isolated ones never move), an
-    iteration needs a gain of ``threshold_large * |Q|`` instead
-    (the paper's t_bin and t_final; relative here, see below).
-    ``resolution`` scales the null model, as in networkx and igraph.
-    ``max_levels`` (default 32, at most 1024) bounds the levels, ``max_iters``
-    (default 100, at most 65536) the iterations of one level. Details: :mod:`jaxmatch.community.louvain`.
+    Maximises the modularity (see :func:`modularity`)
 
-    ``axis_name``: inside ``jax.vmap(..., axis_name=name)``, pass the same
-    name (``jax.vmap(lambda g: louvain(g, axis_name="b"), axis_name="b")``).
-    The batch then agrees, by ``lax.pmax``, on the array length each bucket
-    step and each level runs on (the smallest of a few size classes that
-    holds that step's entries in every graph of the batch), so the work
-    shrinks with the buckets and the coarse levels; without it a vmapped
-    graph runs every step on its whole entry capacity. Same answers either
-    way (each graph's equal to its own run).
+    .. math::
 
-    Weighted and unweighted graphs; self-loops count as in networkx (a loop
-    of weight w adds 2w to the degree); isolated vertices stay alone. A graph
-    with no edge weight has every vertex in its own community and modularity
-    NaN (igraph's answer; networkx raises). Deterministic: ties go to the
-    lowest community id, and every reduction runs in a fixed order on CPU (on
-    a GPU, XLA's float scatter-adds are unordered unless
-    ``--xla_gpu_deterministic_ops=true``).
+        Q = \frac{1}{2m} \sum_i e_{i \to C(i)}
+            - \gamma \sum_c \frac{a_c^2}{4 m^2}
 
-    ``config``: the static knobs (:class:`jaxmatch.community.louvain.Config`:
-    window classes, the bucket order, the sort method; None: the defaults).
-    ``throw``: eagerly, raise :class:`jaxmatch.SolverError` (holding the
-    result) when a bound stops the method first; under ``jit``/``vmap`` read
-    ``status`` instead.
+    greedily, level by level: the Louvain method of V. D. Blondel, J.-L.
+    Guillaume, R. Lambiotte and E. Lefebvre, "Fast unfolding of communities
+    in large networks" (J. Stat. Mech. P10008, 2008), in the GPU form of
+    M. Naim, F. Manne, M. Halappanavar and A. Tumeo, "Community Detection on
+    the GPU" (IPDPS 2017; Paper III of the thesis). One level:
+
+    - *Local moving* (Algorithms 1 and 2): every vertex starts in its own
+      community. A sweep runs the paper's degree buckets (vertices with
+      1-4, 5-8, 9-16, 17-32, 33-84, 85-319, >= 320 stored entries) in turn,
+      and all vertices of a bucket move at once to the neighbouring community
+      of highest gain (Eq. (2); ties to the lowest community id; the paper's
+      singleton rule inside a bucket). e_{i->c} comes from grouping the
+      bucket's (vertex, C(j)) pairs, by in-row comparisons or one sort, and
+      segment sums. Two O(entries) filters (a bound on the other movers'
+      effect, and conflict resolution between neighbours) make the
+      simultaneous moves raise Q at least by the sum of their bounded gains,
+      as sequential moves would; where they leave a bucket no move, the
+      moves that touch disjoint communities go ahead, so a level ends at a
+      local optimum of single moves. Sweeps repeat while one gains at least
+      the threshold.
+    - *Aggregation* (Algorithm 3): every community becomes a vertex of the
+      next level's graph; its self-loop holds the community's inner weight.
+
+    Levels repeat until a level moves no vertex or gains less than
+    ``threshold``. With ``refine`` (default) the final partition is then
+    improved by one more optimisation on the input graph that starts from it
+    (multilevel refinement; not in the paper, it closes the gap to the
+    sequential method on power-law graphs). The first level runs the buckets
+    lowest degrees first, as the paper; the coarse levels and the
+    refinement run both orders and keep the better partition (see
+    ``config``). Design notes: :mod:`jaxmatch.community.louvain`.
+
+    Self-loops count as in networkx (a loop of weight w adds 2w to the
+    degree); isolated vertices stay alone. A graph with no edge weight has
+    every vertex in its own community and modularity NaN (igraph's answer;
+    networkx raises). Deterministic: ties go to the lowest community id, and
+    every reduction runs in a fixed order on CPU (on a GPU, XLA's float
+    scatter-adds are unordered unless ``--xla_gpu_deterministic_ops=true``).
 
     Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
-    by :func:`jaxmatch.stack` (see :class:`LouvainResult` for shapes); compiles
-    once per capacity pair (all other options are traced, up to ``max_levels``
-    32 and ``max_iters`` 100). Cost per iteration (sweep): one sort of each
-    non-empty degree bucket's entries (every entry about once) and O(entries
-    + n) gathers and segment reductions (twice on coarse levels: both bucket
-    orders); per level two sorts of the level's entries. ``threshold_large``
-    is relative to the modularity: on mesh-like graphs (Q about 0.9-0.99) that is the paper's absolute 1e-2, but on a
-    power-law graph (Q about 0.1-0.2) the absolute rule stopped the first level
-    after two sweeps (200,000 vertices: 4.8% below igraph, 10.4M edges: 16%
-    below); the relative rule: 1.4% above igraph on the first.
+    by :func:`jaxmatch.stack` (see :class:`LouvainResult` for shapes). It
+    compiles once per capacity pair and ``config``: the other options are
+    traced (``max_levels`` up to 32 and ``max_iters`` up to 100 share one
+    compilation; larger values size the records). Every level keeps the
+    input's capacities, padded with the sentinel id; each bucket step and
+    each level's work runs on the smallest of a few static lengths that holds
+    its entries.
 
-    >>> g = Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
-    >>> res = louvain(g)
-    >>> res.labels.tolist(), round(float(res.modularity), 4), res.status_name
-    ([0, 0, 0, 1, 1, 1], 0.3571, 'converged')
+    Cost: per sweep O(entries + n) work, as one sort (or in-row comparison
+    passes) of each non-empty bucket's entries, about 25 gathers and 18
+    scatters or segment reductions of the bucket's window length, and O(n)
+    for the community totals and Q; per level two sorts of the level's
+    entries (bucket grouping and aggregation); on the coarse levels and in
+    the refinement the sweeps run twice (both bucket orders). Rounds: at
+    most ``max_levels`` levels of at most ``max_iters`` sweeps, each sweep at
+    most 7 bucket steps.
+
+    Args:
+        g: the undirected graph (:class:`jaxmatch.Graph`, symmetric CSR,
+            weighted or not; from :meth:`jaxmatch.Graph.from_edges`,
+            :func:`jaxmatch.from_scipy` or :func:`jaxmatch.read`). A batch
+            from :func:`jaxmatch.stack` goes through ``jax.vmap``.
+        resolution: gamma, the scale of the null-model term of Q, as in
+            networkx and igraph (default 1.0; larger values give smaller
+            communities).
+        threshold: the modularity gain a sweep needs for another sweep, and
+            a level for another level (the paper's t_final; default 1e-6).
+        threshold_large: while more than ``large_graph`` vertices of the
+            level's graph have an edge to another vertex (isolated ones never
+            move), a sweep needs a gain of ``threshold_large * |Q|`` instead
+            (default 1e-2). The paper's t_bin is absolute; relative to ``|Q|`` it
+            is the same on mesh-like graphs (Q near 1) and does not stop a
+            power-law graph (Q about 0.1) after two sweeps.
+        large_graph: the vertex count above which ``threshold_large`` applies
+            (an int >= 0, default 100,000, the paper's).
+        max_levels: the most levels (a positive int, at most 1024; None: 32).
+        max_iters: the most sweeps of one level (a positive int, at most
+            65536; None: 100).
+        refine: improve the final partition on the input graph (default
+            True); False returns the last level's partition.
+        axis_name: None (default), or, inside ``jax.vmap(...,
+            axis_name=name)``, the same name
+            (``jax.vmap(lambda g: louvain(g, axis_name="b"), axis_name="b")``).
+            The batch then agrees, by ``lax.pmax``, on the static length each
+            bucket step and each level runs on, so the work shrinks with the
+            buckets and the coarse levels; without it a vmapped graph runs
+            every step on its whole entry capacity. Same answers either way.
+        config: the static knobs (:class:`jaxmatch.community.config.Config`:
+            window classes, in-row grouping, conflict rounds, the bucket order,
+            the sort method); None: the defaults.
+        throw: eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when a bound stops the method first (default True); under
+            ``jit``/``vmap`` read ``status`` instead.
+
+    Returns:
+        A :class:`LouvainResult`: ``labels``, ``levels``, ``modularity``,
+        ``level_modularity``, ``status`` and ``stats``.
+
+    Raises:
+        GraphInputError: before tracing, when ``g`` is not a
+            :class:`jaxmatch.Graph` or is a batch; ``resolution``,
+            ``threshold`` or ``threshold_large`` is not a finite number >= 0
+            that fits the weights' dtype; ``large_graph`` is not an int >= 0;
+            ``max_levels`` or ``max_iters`` is not a positive int or above its
+            bound; ``refine`` or ``throw`` is not a bool; ``axis_name`` is not
+            a str, or is given outside ``jax.vmap``; ``config`` is not a
+            ``Config`` or has an unknown ``order`` or ``sort_method``.
+        SolverError: eagerly with ``throw=True``, when ``max_levels`` or
+            ``max_iters`` stopped the method (``status`` not CONVERGED).
+
+    Example:
+        Two triangles joined by an edge:
+
+        >>> import jaxmatch
+        >>> g = jaxmatch.Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
+        >>> res = jaxmatch.louvain(g)
+        >>> res.labels.tolist(), round(float(res.modularity), 4), res.status_name
+        ([0, 0, 0, 1, 1, 1], 0.3571, 'converged')
     """
     _check_graph(g)
     check_flag(throw, "throw")
@@ -171,28 +254,28 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
         raise GraphInputError(f"axis_name={axis_name!r} is for calls inside "
                               f"jax.vmap(..., axis_name={axis_name!r})")
     if config is None:
-        config = _lv.DEFAULT
-    if not isinstance(config, _lv.Config):
-        raise GraphInputError(f"config must be None or a jaxmatch.community.louvain.Config, got {config!r}")
+        config = _cfg.DEFAULT
+    if not isinstance(config, _cfg.Config):
+        raise GraphInputError(f"config must be None or a jaxmatch.community.config.Config, got {config!r}")
     if config.order not in (0, 1, 2) or config.sort_method not in ("auto", "kv", "key"):
         raise GraphInputError(f"config.order must be 0, 1 or 2 and config.sort_method 'auto', 'kv' or 'key', "
                               f"got {config.order!r} and {config.sort_method!r}")
     wdt = g.adj.weights.dtype
-    max_levels = max_levels or _lv.DEFAULT_MAX_LEVELS
-    max_iters = max_iters or _lv.DEFAULT_MAX_ITERS
-    opts = _lv.Options(jnp.asarray(resolution, wdt), jnp.asarray(threshold, wdt),
+    max_levels = max_levels or _cfg.DEFAULT_MAX_LEVELS
+    max_iters = max_iters or _cfg.DEFAULT_MAX_ITERS
+    opts = _cfg.Options(jnp.asarray(resolution, wdt), jnp.asarray(threshold, wdt),
                        jnp.asarray(threshold_large, wdt),
                        jnp.asarray(min(large_graph, 2**31 - 1), jnp.int32),
                        jnp.asarray(max_levels, jnp.int32), jnp.asarray(max_iters, jnp.int32),
                        jnp.asarray(refine), jnp.asarray(config.order, jnp.int32))
     # the level and iteration records have static sizes: up to the defaults, one size (one
     # compilation for any max_levels <= 32 and max_iters <= 100)
-    return opts, dict(max_levels=max(max_levels, _lv.DEFAULT_MAX_LEVELS),
-                      max_iters=max(max_iters, _lv.DEFAULT_MAX_ITERS), axis_name=axis_name, config=config)
+    return opts, dict(max_levels=max(max_levels, _cfg.DEFAULT_MAX_LEVELS),
+                      max_iters=max(max_iters, _cfg.DEFAULT_MAX_ITERS), axis_name=axis_name, config=config)
 
 
 @partial(jax.jit, static_argnames=("max_levels", "max_iters", "axis_name", "config"))
-def _solve(g, opts, *, max_levels, max_iters, axis_name=None, config=_lv.DEFAULT):
+def _solve(g, opts, *, max_levels, max_iters, axis_name=None, config=_cfg.DEFAULT):
     return _lv.louvain(g, opts, max_levels=max_levels, max_iters=max_iters, axis=axis_name, cfg=config)
 
 

@@ -1,4 +1,9 @@
-"""Newman-Girvan modularity of a vertex partition, Eq. (1) of Paper III.
+"""Newman-Girvan modularity of a vertex partition (Eq. (1) of Paper III), and its array forms.
+
+:func:`modularity` is the public function; :func:`degrees`,
+:func:`partition_modularity` (any int labels, grouped by a sort) and
+:func:`entry_modularity` (labels in [0, n_cap) with known community totals)
+are the traced forms that it and the Louvain solver use.
 
 For an undirected graph with edge weights w, weighted degrees k_i and total
 weight m = sum_e w_e,
@@ -28,7 +33,8 @@ import numpy as np
 from jax import lax
 
 from jaxmatch._ops import INT_MAX, device, is_traced, take
-from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, _float_dtype, check_not_batch, check_type
+from jaxmatch._validate import INT32_MAX, _float_dtype, check_not_batch, check_type
+from jaxmatch.graph import Graph, GraphInputError
 
 __all__ = ["modularity", "degrees", "partition_modularity", "entry_modularity"]
 
@@ -74,23 +80,54 @@ def partition_modularity(src, dst, w, labels, n, resolution):
 
 
 def modularity(g, labels, *, resolution: float = 1.0) -> jax.Array:
-    """Modularity Q of the partition ``labels`` of graph ``g`` (Eq. (1) of Paper III).
+    r"""Modularity Q of the partition ``labels`` of graph ``g``.
 
-    ``labels`` holds one integer community label per vertex (any int32
-    values; vertices with equal labels form a community), of length ``g.n``
-    or ``g.vertex_cap`` (entries past ``g.n`` are ignored). ``resolution``
-    scales the null-model term, as in networkx and igraph. Self-loops follow
-    networkx's convention (see the module docstring); a graph with no edge
-    weight gives NaN, as igraph does. Works eagerly, under ``jit`` and
-    ``vmap``; O(entries + n log n). Returns a scalar of the weights' dtype.
+    The Newman-Girvan modularity (M. E. J. Newman and M. Girvan, "Finding and
+    evaluating community structure in networks", Phys. Rev. E 69, 026113,
+    2004; Eq. (1) of M. Naim, F. Manne, M. Halappanavar, A. Tumeo,
+    "Community Detection on the GPU", IPDPS 2017, Paper III of the thesis),
+    with a resolution gamma as in networkx and igraph:
 
-    Paper: M. Naim, F. Manne, M. Halappanavar, A. Tumeo, "Community detection
-    on the GPU" (Paper III of the thesis), Eq. (1).
+    .. math::
 
-    >>> from jaxmatch import Graph
-    >>> g = Graph.from_edges([0, 0, 1, 3, 3, 4], [1, 2, 2, 4, 5, 5])  # two triangles
-    >>> round(float(modularity(g, [0, 0, 0, 1, 1, 1])), 6)
-    0.5
+        Q = \frac{1}{2m} \sum_i e_{i \to C(i)}
+            - \gamma \sum_c \frac{a_c^2}{4 m^2}
+
+    where e_{i->C(i)} is the weight of i's entries inside its own community,
+    a_c the sum of the weighted degrees k_i of community c and m the total
+    edge weight. Self-loops follow networkx's convention: a loop of weight w
+    adds 2w to its vertex's degree and w to m (:mod:`jaxmatch.community.modularity`
+    gives the CSR form). Cost: O(entries + n log n) work, one sort of the labels
+    (which groups arbitrary label values) and segment sums over the entries;
+    traceable with fixed shapes.
+
+    Args:
+        g: the undirected graph (:class:`jaxmatch.Graph`, weighted or not).
+        labels: one integer community label per vertex: any int32 values,
+            vertices with equal labels form a community; of length ``g.n`` or
+            ``g.vertex_cap`` (entries past ``g.n`` are ignored; under
+            ``jit``/``vmap`` the length must be ``g.vertex_cap``).
+        resolution: gamma, the scale of the null-model term (a finite number
+            >= 0, default 1.0).
+
+    Returns:
+        Q as a scalar array of the weights' dtype; NaN when the graph has no
+        edge weight (m = 0), as igraph returns (networkx raises).
+
+    Raises:
+        GraphInputError: before tracing, when ``g`` is not a
+            :class:`jaxmatch.Graph` or is a batch (map with ``jax.vmap``),
+            ``resolution`` is not a finite number >= 0 that fits the weights'
+            dtype, or (eagerly) ``labels`` is not a 1-D integer array of
+            length ``g.n`` or ``g.vertex_cap`` whose values fit int32.
+
+    Example:
+        Two triangles joined by an edge, split into the two triangles:
+
+        >>> import jaxmatch
+        >>> g = jaxmatch.Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
+        >>> round(float(jaxmatch.modularity(g, [0, 0, 0, 1, 1, 1])), 4)
+        0.3571
     """
     _check_graph(g)
     _check_real(resolution, "resolution")

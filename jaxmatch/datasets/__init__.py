@@ -12,7 +12,9 @@ tests, examples and benchmarks need nothing outside the repository:
   the unweighted simple graph where one is published (``answer["modularity"]``).
 
 ``SOURCES.md`` beside this file gives each file's origin, licence and the
-papers that publish the answers.
+papers that publish the answers. :func:`names` lists the datasets,
+:func:`load` reads one (once per process) with its answer, and :func:`path`
+gives its file.
 
 >>> from jaxmatch import datasets
 >>> datasets.names("flow")
@@ -101,17 +103,30 @@ _REGISTRY = {
 
 
 class Dataset(NamedTuple):
-    """A bundled graph, as :func:`load` returns it.
+    """A bundled graph with its published answer, as :func:`load` returns it.
 
-    ``graph`` is the container :func:`jaxmatch.read` gives for the file
-    (:class:`~jaxmatch.BipartiteGraph`, :class:`~jaxmatch.Graph` or
-    :class:`~jaxmatch.FlowNetwork`); for ``kind == "flow"``,
-    ``(graph, source, sink)`` is the ``(net, s, t)`` that ``read`` returns
-    (0-based), else both are ``None``. ``answer`` holds the published
-    answers: ``{"cardinality": k}`` (maximum matching), ``{"flow_value": v}``
-    (maximum flow), ``{"modularity": q}`` (best known modularity of the
-    unweighted simple graph, see SOURCES.md; exact for karate, dolphins and
-    lesmis, from heuristics for netscience and celegans), or ``{}``.
+    Attributes:
+        name: the dataset's name, one of :func:`names`.
+        kind: ``"bipartite"``, ``"graph"`` or ``"flow"``.
+        graph: the container :func:`jaxmatch.read` gives for the file
+            (:class:`~jaxmatch.BipartiteGraph`, :class:`~jaxmatch.Graph` or
+            :class:`~jaxmatch.FlowNetwork`).
+        source: for ``kind == "flow"``, the source vertex of the DIMACS file
+            (0-based; ``(graph, source, sink)`` is the ``(net, s, t)`` that
+            ``read`` returns); else None.
+        sink: the sink vertex for ``kind == "flow"``, else None.
+        answer: the published answers: ``{"cardinality": k}`` (maximum
+            matching), ``{"flow_value": v}`` (maximum flow),
+            ``{"modularity": q}`` (best known modularity of the unweighted
+            simple graph, see SOURCES.md; exact for karate, dolphins and
+            lesmis, from heuristics for netscience and celegans), or ``{}``.
+        description: the origin and size of the graph, in words.
+
+    Example:
+        >>> from jaxmatch import datasets
+        >>> d = datasets.load("dimacs_test")
+        >>> d.kind, d.source, d.sink, d.answer
+        ('flow', 0, 3, {'flow_value': 25})
     """
     name: str
     kind: str
@@ -130,19 +145,22 @@ def _entry(name: str) -> _Entry:
 
 
 def names(kind: str | None = None) -> list[str]:
-    """Sorted names of the bundled datasets.
+    """List the names of the bundled datasets, sorted.
 
     Args:
-      kind: ``None`` for all, else ``"bipartite"``, ``"graph"`` or ``"flow"``.
+        kind: ``None`` (default) for all, else ``"bipartite"``, ``"graph"``
+            or ``"flow"``.
 
     Returns:
-      The names that :func:`load` and :func:`path` accept.
+        The sorted list of names that :func:`load` and :func:`path` accept.
 
     Raises:
-      ValueError: for another ``kind``.
+        ValueError: for another ``kind``.
 
-    >>> names("bipartite")
-    ['corporate_leadership', 'marvel', 'revolution', 'unicodelang']
+    Example:
+        >>> from jaxmatch import datasets
+        >>> datasets.names("bipartite")
+        ['corporate_leadership', 'marvel', 'revolution', 'unicodelang']
     """
     if kind is not None and kind not in _KINDS:
         raise ValueError(f"kind must be None or one of {_KINDS}, got {kind!r}")
@@ -150,22 +168,24 @@ def names(kind: str | None = None) -> list[str]:
 
 
 def path(name: str) -> Path:
-    """Path of the bundled (gzip-compressed) file of a dataset.
+    """Give the path of the bundled (gzip-compressed) file of a dataset.
 
     The file keeps its original name plus ``.gz``, so :func:`jaxmatch.read`
     (and the ``jaxmatch`` command line) detect its format as for the original.
 
     Args:
-      name: one of :func:`names`.
+        name: one of :func:`names`.
 
     Returns:
-      A :class:`pathlib.Path` inside the installed package.
+        A :class:`pathlib.Path` inside the installed package.
 
     Raises:
-      ValueError: for an unknown name (the message lists the valid names).
+        ValueError: for an unknown name (the message lists the valid names).
 
-    >>> path("karate").name
-    'karate.gml.gz'
+    Example:
+        >>> from jaxmatch import datasets
+        >>> datasets.path("karate").name
+        'karate.gml.gz'
     """
     return _HERE / _entry(name).file
 
@@ -178,26 +198,28 @@ def _read(name: str):
 
 
 def load(name: str) -> Dataset:
-    """Read a bundled dataset.
+    """Read a bundled dataset, with its published answer.
 
     The file is read once per process with ``jaxmatch.read(path(name),
     kind=...)`` (graphs are immutable, so later calls share it).
 
     Args:
-      name: one of :func:`names`, e.g. ``"marvel"``, ``"karate"``, ``"mesh10"``.
+        name: one of :func:`names`, e.g. ``"marvel"``, ``"karate"``, ``"mesh10"``.
 
     Returns:
-      A :class:`Dataset` ``(name, kind, graph, source, sink, answer,
-      description)``.
+        A :class:`Dataset` ``(name, kind, graph, source, sink, answer,
+        description)``.
 
     Raises:
-      ValueError: for an unknown name (the message lists the valid names).
+        ValueError: for an unknown name (the message lists the valid names).
 
-    >>> d = load("karate")
-    >>> d.kind, int(d.graph.n), int(d.graph.n_edges), d.answer
-    ('graph', 34, 78, {'modularity': 0.4198})
-    >>> load("revolution").answer
-    {'cardinality': 5}
+    Example:
+        >>> from jaxmatch import datasets
+        >>> d = datasets.load("karate")
+        >>> d.kind, int(d.graph.n), int(d.graph.n_edges), d.answer
+        ('graph', 34, 78, {'modularity': 0.4198})
+        >>> datasets.load("revolution").answer
+        {'cardinality': 5}
     """
     e = _entry(name)
     out = _read(name)

@@ -2,10 +2,13 @@
 
 :func:`max_flow` and :func:`min_cut` solve single- or multi-terminal
 problems on a :class:`jaxmatch.FlowNetwork` with the workload-balanced
-lock-free push-relabel algorithm of :mod:`jaxmatch.flow.push_relabel`.
-:func:`matching_network` and :func:`matching_from_flow` reduce maximum
+lock-free push-relabel algorithm of :mod:`jaxmatch.flow.push_relabel`, whose
+docstring gives the array form. :func:`matching_network` and
+:func:`matching_from_flow` (:mod:`jaxmatch.flow.matching`) reduce maximum
 bipartite matching to unit-capacity flow, as the WBPR paper's matching
-experiments do.
+experiments do. This module checks the input on the host before tracing
+and pads the terminal ids, so that calls with one source or a few share one
+compilation.
 """
 from __future__ import annotations
 
@@ -17,39 +20,58 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import device, is_traced, mask_ids, take, trim
+from jaxmatch._ops import device, is_traced, take, trim
 from jaxmatch.status import Status, settle, with_status_name
 from jaxmatch.flow import push_relabel as _pr
+from jaxmatch.flow import residual as _res
+from jaxmatch.flow.matching import matching_from_flow, matching_network
 from jaxmatch.kernels import bfs_level as _bfs_level
-from jaxmatch.graph import (
-    CSR, INT32_MAX, LAYOUTS, BipartiteGraph, FlowNetwork, GraphInputError, check_flag, check_not_batch, check_positive, check_type, next_pow2)
+from jaxmatch._containers import LAYOUTS
+from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type, next_pow2
+from jaxmatch.graph import FlowNetwork, GraphInputError
 
 __all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
 
 
 @with_status_name
 class FlowResult(NamedTuple):
-    """A maximum flow and a minimum cut of the same value.
+    """A maximum flow and a minimum cut of the same value, as :func:`max_flow` returns them.
 
-    ``flow[a]`` is the flow on input arc a (the caller's arc order);
-    ``flow_value`` the net flow out of the sources (= into the sinks);
-    ``source_side`` a minimum cut's source side: the vertices above the
-    lowest height that no vertex has when phase one ends (no residual arc
-    leaves them; they hold every source and no sink). ``status``
-    (:class:`jaxmatch.Status`) is CONVERGED, MAX_ITERS when phase one
-    stopped at ``max_iters`` (the flow may not be maximum), EXCESS_LEFT
-    when phase two did (value and cut are maximum, but the flow breaks
-    conservation where excess was left), or KERNEL_STALLED when a
-    kernel's grid barrier timed out (never seen; the result is not reliable). ``stats``: iterations (push-relabel steps of phase one),
-    return_iterations (phase two), pushes (arcs pushed on), relabels,
-    global_relabels, bfs_levels (BFS steps of all global relabels),
-    stranded_excess (the excess phase two returned to the sources: the
-    paper's termination rule is e(s) + e(t) = total excess minus this),
-    tiled_steps (push-relabel steps whose queue had rows of at most
-    ``TILE`` arcs, run in tiles: see :func:`jaxmatch.flow.push_relabel.ladder`).
-    Eagerly the arrays have the true sizes; under
-    ``jit``/``vmap`` they keep the network's capacities (0 / False in
-    padding).
+    Eagerly the arrays have the true sizes (``n`` vertices, ``n_arcs``
+    arcs); under ``jit``/``vmap`` they keep the network's capacities, with 0
+    or False in the padding. ``status_name`` gives the status in words.
+
+    Attributes:
+        flow_value: The net flow out of the sources, equal to the net flow
+            into the sinks (a scalar of the capacity dtype).
+        flow: ``flow[a]``, the flow on input arc a, in the caller's arc
+            order.
+        source_side: Bool per vertex, a minimum cut's source side: the
+            vertices above the lowest height that no vertex has when phase
+            one ends. No residual arc leaves them; they hold every source
+            and no sink.
+        status: The :class:`jaxmatch.Status` as an int32: CONVERGED;
+            MAX_ITERS when phase one stopped at ``max_iters`` (the flow may
+            not be maximum); EXCESS_LEFT when phase two did (the value and
+            the cut are maximum, but the flow breaks conservation where
+            excess was left); KERNEL_STALLED when a persistent kernel's grid
+            barrier timed out (the result is not reliable).
+        stats: A dict of scalars: ``iterations`` (push-relabel steps of
+            phase one), ``return_iterations`` (those of phase two),
+            ``pushes`` (arcs pushed on), ``relabels``, ``global_relabels``,
+            ``bfs_levels`` (BFS levels of all global relabels),
+            ``stranded_excess`` (the excess that phase two returned to the
+            sources: the paper's termination rule is e(s) + e(t) = total
+            excess minus this), ``tiled_steps`` (push-relabel steps whose
+            queue had rows of at most ``TILE`` arcs, run in tiles: see
+            :func:`jaxmatch.flow.lanes.ladder`).
+
+    Example:
+        >>> import jaxmatch
+        >>> net = jaxmatch.FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [4, 2, 1, 1, 5])
+        >>> res = jaxmatch.max_flow(net, 0, 3)
+        >>> int(res.flow_value), res.status_name, int(res.stats["stranded_excess"])
+        (4, 'converged', 2)
     """
 
     flow_value: jax.Array
@@ -61,11 +83,31 @@ class FlowResult(NamedTuple):
 
 @with_status_name
 class CutResult(NamedTuple):
-    """A minimum s-t cut: its capacity, its source side and the arcs crossing it.
+    """A minimum s-t cut, as :func:`min_cut` returns it: its capacity, its source side and its arcs.
 
-    ``cut_arcs`` is a bool mask over the input arcs: tail on the source side,
-    head on the other (``np.flatnonzero`` gives their ids); their capacities
-    add up to ``value``.
+    Eagerly the arrays have the true sizes; under ``jit``/``vmap`` they keep
+    the network's capacities, with False in the padding. ``status_name``
+    gives the status in words.
+
+    Attributes:
+        value: The cut's capacity: the sum of ``cap[a]`` over the cut arcs,
+            equal to the maximum flow value.
+        source_side: Bool per vertex, the source side S of the cut: it holds
+            every source and no sink, and no residual arc of the maximum
+            preflow leaves it.
+        cut_arcs: Bool per input arc: its tail is in S and its head is not
+            (``np.flatnonzero`` gives their ids).
+        status: The :class:`jaxmatch.Status` as an int32: CONVERGED;
+            MAX_ITERS when the flow's phase one stopped at ``max_iters``
+            (the cut may not be minimum); KERNEL_STALLED when a persistent
+            kernel's grid barrier timed out.
+
+    Example:
+        >>> import jaxmatch
+        >>> net = jaxmatch.FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [4, 2, 1, 1, 5])
+        >>> cut = jaxmatch.min_cut(net, 0, 3)
+        >>> int(cut.value), cut.status_name
+        (4, 'converged')
     """
 
     value: jax.Array
@@ -76,8 +118,6 @@ class CutResult(NamedTuple):
 
 # --------------------------------------------------------------------------
 # validation (host side, before tracing)
-
-
 
 
 def _check_net(net) -> None:
@@ -110,8 +150,8 @@ def _terminal(x, name: str, n):
 @jax.jit
 def _saturated_estimate(net, source):
     """float32 sum of the capacities that the initial preflow saturates, and those capacities."""
-    is_source = _pr._mask_of(source, net.vertex_cap)
-    c = _pr.initial_preflow(net, is_source)
+    is_source = _res._mask_of(source, net.vertex_cap)
+    c = _res.initial_preflow(net, is_source)
     return jnp.sum(c.astype(jnp.float32)), c
 
 
@@ -143,7 +183,7 @@ def _check_overflow(net, source) -> None:
 @jax.jit
 def _longest_inner_row(net, source, sink):
     deg = net.res.indptr[1:] - net.res.indptr[:-1]
-    terminal = _pr._mask_of(source, net.vertex_cap) | _pr._mask_of(sink, net.vertex_cap)
+    terminal = _res._mask_of(source, net.vertex_cap) | _res._mask_of(sink, net.vertex_cap)
     return jnp.max(jnp.where(terminal, 0, deg))
 
 
@@ -204,53 +244,112 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
              k: float | None = None, lanes: int | None = _pr.DEFAULT_LANES, reverse: str = "index",
              kernel=None, throw: bool = True) -> FlowResult:
-    """Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
+    r"""Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
 
-    ``source`` and ``sink`` are vertex ids or 1-D arrays of ids (several
-    sources and sinks, as if joined to a super source and a super sink by
-    arcs of unbounded capacity). ``layout`` ("bcsr" or "rcsr") converts the
-    network on the host first when it differs (both give the same flow
-    value). ``max_iters`` bounds the push-relabel steps of each of the two
-    phases (default ``16 * vertex_cap + 4096``), ``k`` the global relabel
-    frequency (the next global relabel runs when the push-relabel work since
-    the last one reaches ``k`` times that one's cost: the usual work-based
-    rule, with a step's fixed cost counted, see
-    :mod:`jaxmatch.flow.push_relabel`), ``lanes`` the most arcs one step
-    scans at once (widened to the longest residual row; under jit/vmap the
-    whole residual arc array), ``reverse`` how a push finds the reverse arc
-    ("index": stored; "search": binary search, BCSR). ``layout=None`` keeps
-    the network's layout; ``k=None`` takes ``KERNEL_K`` = 0.25 where the
-    push kernel runs and ``DEFAULT_K`` = 0.5 elsewhere (the measured best of
-    each: RESULTS, session 12), ``lanes=None`` the default in the
-    signature. ``kernel``: run the
-    global relabels' BFS levels in the persistent Pallas kernel of
-    :mod:`jaxmatch.kernels.bfs_level` (many levels per launch) and the
-    push-relabel rounds in that of :mod:`jaxmatch.kernels.push_flow` (many
-    rounds per launch; only for int32 capacities, the stored reverse index,
-    and networks whose non-terminal residual rows are at most
-    ``Config.push_max_degree`` arcs) (default: on the GPU; off elsewhere,
-    and refused under ``vmap``; asked for on a CPU they run in Pallas's
-    interpreter, for tests; a :class:`jaxmatch.kernels.bfs_level.Config`
-    sets their knobs, ``push=False`` keeps the XLA push steps). The value
-    and the certificates are the same either way; with the push kernel the
-    flow on each arc (not its value) may vary between GPU runs. ``throw``: eagerly, raise
-    :class:`jaxmatch.SolverError` (holding the result) when ``max_iters``
-    stops a phase; under ``jit``/``vmap`` read ``status`` instead.
+    Computes a flow f on the arcs of ``net``, with :math:`0 \le f(a) \le
+    \mathrm{cap}(a)` on every arc and inflow equal to outflow at every vertex
+    other than a terminal, whose value (the net flow out of the sources) is as
+    large as possible, and a minimum cut of the same capacity (the max-flow
+    min-cut theorem), read from the same run. Several sources and sinks act
+    as if joined to a super source and a super sink by arcs of unbounded
+    capacity.
 
-    Capacities are int32 (int64 under ``jax_enable_x64``); a network whose
-    total capacity out of the sources overflows that type is rejected.
-    Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
-    by :func:`jaxmatch.stack` (one source and sink id per network).
+    Algorithm: the generic push-relabel method of A. V. Goldberg and
+    R. E. Tarjan ("A new approach to the maximum-flow problem", J. ACM 35(4),
+    1988) with global relabels, as C.-Y. Hsieh, P.-C. Lin and S.-Y. Kuo
+    organise it for GPUs ("Engineering a workload-balanced push-relabel
+    algorithm for massive graphs on GPUs", WBPR, arXiv:2404.00270, 2024): the
+    lock-free push-relabel of Hong, an active vertex queue whose rows are
+    spread over the lanes of a step, and the RCSR / BCSR residual layouts.
+    Phase one computes a maximum preflow towards the sinks: in each
+    bulk-synchronous step every active vertex pushes its excess to its lower
+    residual neighbours and relabels, and global relabels (a backward BFS
+    from the sinks over the residual arcs) reset the heights when the work
+    done since the last one calls for it. The minimum cut is read from its
+    heights, above the lowest height that no vertex has. Phase two returns
+    the excess that cannot reach a sink to the sources with the same engine,
+    which turns the preflow into a flow without changing its value. The
+    array form, and how the lock-free races map onto a synchronous step, are
+    described in :mod:`jaxmatch.flow.push_relabel`.
 
-    Cost: O(V^2 E) push-relabel operations in the worst case (generic
-    push-relabel); a step costs O(active vertices + their arcs), a global
-    relabel O(V + E). Paper: Hsieh, Lin, Kuo, WBPR (see
-    :mod:`jaxmatch.flow.push_relabel`).
+    Cost: O(V^2 E) push and relabel operations in the worst case (generic
+    push-relabel); a step costs O(active vertices + their arcs) work, a
+    global relabel O(V + E) work and one step per BFS level. On the GPU the
+    number of steps (launches) decides the time, which the persistent kernels
+    cut by running many levels or rounds per launch.
 
-    >>> net = FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [3, 2, 1, 2, 3])
-    >>> res = max_flow(net, 0, 3)
-    >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
-    (5, [3, 2, 1, 2, 3], [True, False, False, False])
+    Capacities are int32 (int64 under ``jax_enable_x64``). Works eagerly,
+    under ``jax.jit`` and under ``jax.vmap`` over a batch made by
+    :func:`jaxmatch.stack` (one source and sink id per network).
+
+    Args:
+        net: The network (:class:`jaxmatch.FlowNetwork`).
+        source: A vertex id, or a 1-D array of ids (several sources).
+        sink: A vertex id, or a 1-D array of ids (several sinks), disjoint
+            from ``source``.
+        layout: ``"bcsr"`` or ``"rcsr"``: convert the network to that
+            residual layout on the host first when it differs (both give
+            the same flow value); ``None`` (default) keeps the network's.
+        max_iters: The most push-relabel steps of each of the two phases
+            (default ``None``: ``16 * vertex_cap + 4096``).
+        k: The global relabel frequency: the next global relabel runs when
+            the push-relabel work since the last one reaches ``k`` times
+            that one's cost (the usual work-based rule, with a step's fixed
+            cost counted). ``None`` (default) takes ``KERNEL_K`` = 0.25
+            where the push kernel runs and ``DEFAULT_K`` = 0.5 elsewhere,
+            the measured best of each (experiments/RESULTS.md).
+        lanes: The most arcs one step scans at once, widened to the longest
+            residual row of a vertex that is not a terminal (a power of two,
+            at most all residual arcs); under ``jit``/``vmap`` the whole
+            residual arc array. Default ``DEFAULT_LANES`` = 2**18; ``None``
+            is the same.
+        reverse: How a push finds the reverse residual arc: ``"index"``
+            (default) reads the stored index (the paper's RCSR
+            ``flow_idx``); ``"search"`` binary-searches the head's row (BCSR
+            networks only, as the paper does to save the index's memory).
+        kernel: Run the global relabels' BFS levels in the persistent Pallas
+            kernel of :mod:`jaxmatch.kernels.bfs_level` and the push-relabel
+            rounds in that of :mod:`jaxmatch.kernels.push_flow`, many levels
+            or rounds per launch. ``None`` (default): on the GPU outside
+            ``vmap``, off elsewhere; ``True``: on, with the default knobs (on
+            a CPU the kernels run in Pallas's interpreter, for tests);
+            ``False``: off; a :class:`jaxmatch.kernels.bfs_level.Config`: on,
+            with those knobs (``push=False`` keeps the XLA push steps). The
+            push kernel runs only for int32 capacities, ``reverse="index"``
+            and networks whose non-terminal residual rows have at most
+            ``Config.push_max_degree`` arcs. The value and the certificates
+            are the same either way; with the push kernel the flow on each
+            arc (not its value) may vary between GPU runs.
+        throw: Eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when the status is not CONVERGED (default True); under
+            ``jit``/``vmap`` it has no effect: read ``status``.
+
+    Returns:
+        FlowResult: ``flow_value``, ``flow`` per input arc, ``source_side``
+        of a minimum cut, ``status`` and ``stats`` (see :class:`FlowResult`).
+
+    Raises:
+        GraphInputError: before tracing, when ``net`` is not a FlowNetwork
+            or is a batch (use ``jax.vmap``), its vertex capacity does not
+            fit int32 heights, ``layout``, ``reverse`` or ``kernel`` is not
+            one of the values above (or ``reverse="search"`` meets an RCSR
+            network, ``kernel`` is asked for under ``vmap``, or a Config's
+            block and width knobs are not powers of two),
+            ``max_iters`` or ``lanes`` is not a positive int, ``k`` not a
+            positive finite number, ``throw`` not a bool, the layout of a
+            traced network would have to change, ``source`` or ``sink`` is
+            empty, not integer ids, out of range or shares a vertex with the
+            other, or the total capacity out of the sources overflows the
+            capacity dtype.
+        SolverError: eagerly with ``throw=True``, when the status is not
+            CONVERGED.
+
+    Example:
+        >>> import jaxmatch
+        >>> net = jaxmatch.FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [4, 2, 1, 1, 5])
+        >>> res = jaxmatch.max_flow(net, 0, 3)
+        >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
+        (4, [2, 2, 1, 1, 3], [True, True, False, False])
     """
     net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
     kernel = _bfs_level.choose(kernel, net.cap)
@@ -289,17 +388,44 @@ def _solve_jit(net, source, sink, *, max_iters, k, width, search, kernel=None, i
 
 
 def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) -> CutResult:
-    """Minimum s-t cut: value, source side (bool per vertex) and the cut arcs (bool per arc).
+    r"""Minimum s-t cut: its capacity, its source side (bool per vertex) and its arcs (bool per arc).
 
-    Computed from the maximum flow of :func:`max_flow` (same options): its
-    ``source_side``, a set of vertices that no residual arc leaves. Only
-    phase one of the flow is needed, so ``status`` is CONVERGED also when
-    the flow's is EXCESS_LEFT; ``throw`` as for :func:`max_flow`.
+    A minimum cut is a vertex set S that holds every source and no sink and
+    whose leaving arcs have the least total capacity,
+    :math:`\mathrm{cap}(S) = \sum_{u \in S,\ v \notin S} \mathrm{cap}(u, v)`;
+    by the max-flow min-cut theorem it equals the maximum flow value.
+    Computed by :func:`max_flow` (same algorithm, papers and options): its
+    ``source_side``, the vertices above the lowest height that no vertex has
+    when phase one ends, a set that no residual arc leaves. Only phase one
+    is needed, so ``status`` is CONVERGED also when the flow's is
+    EXCESS_LEFT. Cost: that of :func:`max_flow`, plus O(E) for the cut arcs.
 
-    >>> net = FlowNetwork.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [4, 1, 1, 5])
-    >>> cut = min_cut(net, 0, 3)
-    >>> int(cut.value), cut.source_side.tolist(), cut.cut_arcs.tolist()
-    (2, [True, True, False, False], [False, True, True, False])
+    Args:
+        net: The network (:class:`jaxmatch.FlowNetwork`).
+        source: A vertex id, or a 1-D array of ids (several sources).
+        sink: A vertex id, or a 1-D array of ids (several sinks), disjoint
+            from ``source``.
+        throw: Eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when the status is not CONVERGED (default True); under
+            ``jit``/``vmap`` it has no effect: read ``status``.
+        **options: The keyword options of :func:`max_flow`: ``layout``,
+            ``max_iters``, ``k``, ``lanes``, ``reverse``, ``kernel``.
+
+    Returns:
+        CutResult: ``value``, ``source_side``, ``cut_arcs`` and ``status``
+        (see :class:`CutResult`).
+
+    Raises:
+        GraphInputError: before tracing, as for :func:`max_flow`.
+        SolverError: eagerly with ``throw=True``, when the status is not
+            CONVERGED.
+
+    Example:
+        >>> import jaxmatch
+        >>> net = jaxmatch.FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [4, 2, 1, 1, 5])
+        >>> cut = jaxmatch.min_cut(net, 0, 3)
+        >>> int(cut.value), cut.source_side.tolist(), cut.cut_arcs.tolist()
+        (4, [True, True, False, False], [False, True, True, True, False])
     """
     check_flag(throw, "throw")
     res = max_flow(net, source, sink, throw=False, **options)
@@ -311,113 +437,3 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
         crossing = device(host[np.asarray(net.tail)[:m]] & ~host[np.asarray(net.head)[:m]])
     status = jnp.where(res.status == Status.EXCESS_LEFT, Status.CONVERGED, res.status).astype(jnp.int32)
     return settle("min_cut", CutResult(res.flow_value, side, crossing, status), throw)
-
-
-# --------------------------------------------------------------------------
-# bipartite matching as unit-capacity flow
-
-
-def _network_from_arcs(tail, head, cap, n, n_arcs, vertex_cap: int, layout: str) -> FlowNetwork:
-    """A FlowNetwork built on the device from padded arc arrays (traceable).
-
-    ``tail``/``head``/``cap`` [arc_cap]: the first ``n_arcs`` entries are the
-    arcs, the rest padding (tail = head = vertex_cap, cap = 0). Same residual
-    order as :meth:`FlowNetwork.from_edges` (a sort by (tail, head, reverse
-    flag, arc) for BCSR, (tail, reverse flag, head, arc) for RCSR).
-    """
-    ac = tail.shape[0]
-    ids = jnp.arange(ac, dtype=jnp.int32)
-    src = jnp.concatenate([tail, head])
-    dst = jnp.concatenate([head, tail])
-    back = jnp.concatenate([jnp.zeros(ac, jnp.int32), jnp.ones(ac, jnp.int32)])
-    arc = jnp.concatenate([ids, ids])
-    second, third = (dst, back) if layout == "bcsr" else (back, dst)
-    order = jnp.lexsort((arc, third, second, src)).astype(jnp.int32)
-    pos = jnp.zeros(2 * ac, jnp.int32).at[order].set(jnp.arange(2 * ac, dtype=jnp.int32))
-    rev = jnp.zeros(2 * ac, jnp.int32).at[pos].set(pos[(jnp.arange(2 * ac) + ac) % (2 * ac)])
-    counts = jax.ops.segment_sum(jnp.ones(2 * ac, jnp.int32), src, vertex_cap)
-    indptr = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(counts, dtype=jnp.int32)])
-    real = arc[order] < n_arcs
-    res = CSR(indptr, dst[order], src[order], None)
-    return FlowNetwork(tail=tail, head=head, cap=cap, res=res,
-                       res_arc=jnp.where(real, arc[order], ac), res_forward=real & (back[order] == 0),
-                       res_rev=rev, n=jnp.asarray(n, jnp.int32), n_arcs=jnp.asarray(n_arcs, jnp.int32),
-                       vertex_cap=vertex_cap, arc_cap=ac, layout=layout)
-
-
-def matching_network(g: BipartiteGraph, *, layout: str = "bcsr"):
-    """Unit-capacity network of a bipartite graph: returns ``(net, source, sink)``.
-
-    Vertices: rows ``0 .. n_rows-1``, columns ``n_rows .. n_rows+n_cols-1``,
-    super source ``S = n_rows + n_cols``, super sink ``T = S + 1``. Arcs, in
-    this order: arc k (k < n_edges) is edge k of ``g.edges()`` (row ->
-    column), then S -> row r for every row, then column c -> T for every
-    column; all of capacity 1. A maximum flow's value is the maximum matching
-    size; :func:`matching_from_flow` reads the matching back. Traceable (works
-    under jit and vmap); capacities: ``row_cap + col_cap + 2`` vertices,
-    ``edge_cap + row_cap + col_cap`` arcs. Cost: one sort of the residual arcs.
-
-    >>> g = BipartiteGraph.from_edges([0, 1, 1], [0, 0, 1])
-    >>> net, s, t = matching_network(g)
-    >>> int(net.n), int(net.n_arcs), int(s), int(t)
-    (6, 7, 4, 5)
-    """
-    check_type(g, BipartiteGraph, "BipartiteGraph.from_edges or jaxmatch.from_scipy")
-    if layout not in LAYOUTS:
-        raise GraphInputError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    if g.row_cap + g.col_cap + g.edge_cap + 2 > INT32_MAX // 2:
-        raise GraphInputError("the matching network of this graph has too many arcs for int32 ids")
-    return _matching_network(g, layout=layout)
-
-
-@partial(jax.jit, static_argnames=("layout",))
-def _matching_network(g, *, layout):
-    vc = g.row_cap + g.col_cap + 2
-    ac = g.edge_cap + g.row_cap + g.col_cap
-    cdt = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
-    nr, nc, ne = g.n_rows, g.n_cols, g.n_edges
-    S, T = nr + nc, nr + nc + 1
-    rows = jnp.arange(g.row_cap, dtype=jnp.int32)
-    cols = jnp.arange(g.col_cap, dtype=jnp.int32)
-    e = jnp.arange(g.edge_cap, dtype=jnp.int32)
-    # (position, tail, head) of every arc kind; padding entries get position ac (dropped)
-    pos = jnp.concatenate([jnp.where(e < ne, e, ac), jnp.where(rows < nr, ne + rows, ac),
-                           jnp.where(cols < nc, ne + nr + cols, ac)])
-    t = jnp.concatenate([g.by_row.src, jnp.full(g.row_cap, S), nr + cols])
-    h = jnp.concatenate([nr + g.by_row.indices, rows, jnp.full(g.col_cap, T)])
-    tail = jnp.full(ac, vc, jnp.int32).at[pos].set(t.astype(jnp.int32), mode="drop")
-    head = jnp.full(ac, vc, jnp.int32).at[pos].set(h.astype(jnp.int32), mode="drop")
-    m = ne + nr + nc
-    cap = (jnp.arange(ac) < m).astype(cdt)
-    return _network_from_arcs(tail, head, cap, nr + nc + 2, m, vc, layout), S, T
-
-
-def matching_from_flow(g: BipartiteGraph, flow):
-    """``(row_mate, col_mate)`` of the edges that carry flow in a flow of :func:`matching_network`.
-
-    ``flow`` is indexed by the network's arcs (its first ``n_edges`` entries
-    are the edges). -1 marks an unmatched vertex. Eagerly the arrays have
-    length n_rows and n_cols, under jit/vmap the graph's capacities.
-
-    >>> g = BipartiteGraph.from_edges([0, 1, 1], [0, 0, 1])
-    >>> net, s, t = matching_network(g)
-    >>> rm, cm = matching_from_flow(g, max_flow(net, s, t).flow)
-    >>> rm.tolist(), cm.tolist()
-    ([0, 1], [0, 1])
-    """
-    check_type(g, BipartiteGraph, "BipartiteGraph.from_edges or jaxmatch.from_scipy")
-    row_mate, col_mate = _matching_from_flow(g, jnp.asarray(flow))
-    if not is_traced(g.n_rows):
-        row_mate, col_mate = trim(row_mate, int(g.n_rows)), trim(col_mate, int(g.n_cols))
-    return row_mate, col_mate
-
-
-@jax.jit
-def _matching_from_flow(g, flow):
-    e = jnp.arange(g.edge_cap, dtype=jnp.int32)
-    f = take(flow, e, 0)
-    on = (e < g.n_edges) & (f > 0)
-    r, c = g.by_row.src, g.by_row.indices
-    row_mate = jnp.full(g.row_cap, -1, jnp.int32).at[mask_ids(r, on, g.row_cap)].set(c, mode="drop")
-    col_mate = jnp.full(g.col_cap, -1, jnp.int32).at[mask_ids(c, on, g.col_cap)].set(r, mode="drop")
-    return row_mate, col_mate

@@ -1,40 +1,46 @@
 """WBPR: workload-balanced lock-free push-relabel maximum flow, in bulk-synchronous array form.
 
-Paper: C.-Y. Hsieh, P.-C. Lin, S.-Y. Kuo, "Engineering a workload-balanced
-push-relabel algorithm for massive graphs on GPUs" (WBPR,
-``shared/papers/wbpr-push-relabel-maxflow.txt``): Algorithm 1 (the lock-free
-push-relabel of Hong and He-Hong), Algorithm 2 (the vertex-centric iteration
-with an active vertex queue and a tile per active vertex) and the RCSR / BCSR
-residual layouts.
+Papers: C.-Y. Hsieh, P.-C. Lin, S.-Y. Kuo, "Engineering a workload-balanced
+push-relabel algorithm for massive graphs on GPUs" (WBPR, arXiv:2404.00270,
+2024): Algorithm 1 (the lock-free push-relabel of B. Hong, IPDPS 2008, and
+Z. He and B. Hong, IPDPS 2010), Algorithm 2 (the vertex-centric iteration
+with an active vertex queue and a tile per active vertex) and the RCSR /
+BCSR residual layouts; A. V. Goldberg and R. E. Tarjan, "A new approach to
+the maximum-flow problem" (J. ACM 35(4), 1988), the generic push-relabel
+method, its global relabel and gap heuristics.
+
+This module holds the state of a phase, the push-relabel step, the global
+relabel, one phase (:func:`run_phase`) and the two phases on the device
+(:func:`max_flow_arrays`, which :func:`jaxmatch.max_flow` calls). The
+residual network's arrays and the cut live in :mod:`jaxmatch.flow.residual`,
+the step sizes (ladder, lanes, requeue) in :mod:`jaxmatch.flow.lanes`, the
+BFS of the global relabel in :mod:`jaxmatch.flow.residual_bfs`.
 
 State: the residual capacity ``rc`` of every residual arc (the paper's
 ``c_f``; a forward arc of input arc a holds cap[a] - f[a], its reverse f[a]),
 the excess ``e`` and the height ``h`` of every vertex, and the active vertex
-queue (AVQ). ``n`` is the true vertex count. One push-relabel step (Algorithm
-1 lines 9-21 as Algorithm 2 organises them):
+queue (AVQ). ``n`` is the true vertex count. One push-relabel step
+(:func:`push_relabel_step`; Algorithm 1 lines 9-21 as Algorithm 2 organises
+them):
 
 1. the vertices of the AVQ (every active vertex: e > 0, h < n, not a
    terminal, is in it) spread their residual rows over the lanes of the
-   step (:func:`_lanes`): the paper's tiles. While no queued row is longer
-   than ``TILE`` arcs, each vertex gets a tile of ``TILE`` lanes, as the
-   paper gives each a warp, and the per-vertex reductions run along the
-   tiles; otherwise the rows are laid end to end
-   (:func:`jaxmatch._ops.expand`), the tile size chosen per vertex by its
-   degree, and when the queued vertices' arcs do not all fit the lanes
-   (which hold at least the longest row), the vertices past them wait for
-   the next step (any subset of the active vertices may act in a step of
-   the generic algorithm);
+   step (:mod:`jaxmatch.flow.lanes`): the paper's tiles. While no queued
+   row is longer than ``TILE`` arcs, each vertex gets a tile of ``TILE``
+   lanes, as the paper gives each a warp; otherwise the rows are laid end
+   to end, and when the queued vertices' arcs do not all fit the lanes,
+   the vertices past them wait for the next step (any subset of the active
+   vertices may act in a step of the generic algorithm);
 2. every queued vertex u *discharges* once: it pushes on all its residual
    arcs to lower neighbours (h(v) < h(u), the lock-free rule of line 14), in
    arc order, as much as its excess covers (a prefix sum over its lanes: the
    first arcs are saturated, the arc where the excess runs out gets the
-   rest), the forward arcs (those of input arcs) before the reverse
-   arcs (:data:`PRIORITY`; two prefix sums in BCSR, one in RCSR, whose
-   rows already hold the forward arcs first): excess moves on towards the
-   sink before it cancels flow, which sends it back and forth between two
-   vertices (BCSR, whose rows interleave the two kinds, took 1.3-2x the
-   steps of RCSR on Washington RLG without it, and takes the same with
-   it); rc(u, v) -= d, rc(v, u) += d, e(u) -= d, e(v) += d by
+   rest), the forward arcs (those of input arcs) before the reverse arcs
+   (``PRIORITY``; two prefix sums in BCSR, one in RCSR, whose rows already
+   hold the forward arcs first): excess moves on towards the sink before it
+   cancels flow, which sends it back and forth between two vertices (with
+   this order BCSR, whose rows interleave the two kinds, takes the steps of
+   RCSR); rc(u, v) -= d, rc(v, u) += d, e(u) -= d, e(v) += d by
    scatter-add. If excess is left (all those arcs are saturated), u
    relabels in the same step to 1 + the minimum height over its remaining
    residual arcs (capped at n + 1): line 20, whose minimum the saturated
@@ -43,22 +49,20 @@ queue (AVQ). ``n`` is the true vertex count. One push-relabel step (Algorithm
    steps;
 3. the next AVQ is built from the queue and the heads of this step's
    pushes only (no pass over all vertices): those still active, without
-   repeats (a scatter-min of the candidate position per vertex into a
-   scratch array that is reset where touched), compacted by a prefix sum.
+   repeats, compacted by a prefix sum.
 
 Every array of a step has the size of the queue or of its lanes, not of the
 graph: the step runs in the first rung of a ladder of (queue, lanes) sizes
-that holds the queue (:func:`ladder`, ``lax.switch``), so the many steps
-with few active vertices (most of them, on the DIMACS families) stay small,
-and ``unroll`` steps run per ``while_loop`` iteration (masked no-ops once
-done), which amortises the loop's fixed cost. On a GPU such a step costs its
-kernel launches, so the number of steps is what counts.
-With ``kernel`` (the default on the GPU) and rows of at most
-``Config.push_max_degree`` arcs, the steps run instead as rounds of the
-persistent kernel of :mod:`jaxmatch.kernels.push_flow`, many per launch:
-the same discharge, with a grid barrier between the pushes and the
-relabels in place of this step's single snapshot (its docstring gives the
-argument).
+that holds the queue (:func:`jaxmatch.flow.lanes.ladder`, ``lax.switch``),
+so the many steps with few active vertices stay small, and ``unroll`` steps
+run per ``while_loop`` iteration (masked no-ops once done), which amortises
+the loop's fixed cost. On a GPU such a step costs its kernel launches, so
+the number of steps is what counts. With ``kernel`` (the default on the
+GPU) and rows of at most ``Config.push_max_degree`` arcs, the steps run
+instead as rounds of the persistent kernel of
+:mod:`jaxmatch.kernels.push_flow`, many per launch: the same discharge, with
+a grid barrier between the pushes and the relabels in place of this step's
+single snapshot (its docstring gives the argument).
 
 The mapping of the lock-free races onto a synchronous step. Every decision of
 a step reads the heights, excesses and residual capacities at the start of
@@ -81,47 +85,38 @@ other threads may be changing. Then:
   is still >= h(v) + 1 and keeps (v, u) valid since h(u) >= h(v) + 1 and
   heights never decrease. Every other arc keeps its validity because a
   relabel only reads snapshot heights, which can only have grown.
-  So the labels stay valid, every push is along an arc that is admissible
-  in the lock-free sense, and the properties of generic push-relabel hold:
-  heights are lower bounds on the residual distance to a sink, a vertex
-  with h >= n cannot reach a sink, and the number of steps is finite.
 
-Global relabel (the paper's heuristic of line 23, done on the device with no
-host round trip): a backward BFS from the sinks over the residual arcs (level
-1 by one pass over all arcs, so the sinks' long rows never enter the lanes;
-then a frontier queue built like the AVQ, on the same ladder, so a level
-costs O(frontier + its arcs); with ``kernel``, the default on the GPU, the
-further levels run in the persistent Pallas kernel of
-:mod:`jaxmatch.kernels.bfs_level` instead, up to ``Config.levels`` levels per launch), gives every vertex its residual
-distance to a sink; vertices that cannot reach a sink get h = n and stop
-being active (their excess is *stranded*). The BFS stops as soon as every vertex that was
-active is labelled (vertices it did not reach then get max(h, L + 1), L the
-lowest unexpanded level: a valid lower bound), or when the frontier is
-empty. Frequency: the usual work-based rule (Goldberg's hi_pr, Baumstark et
-al.'s synchronous push-relabel) with the GPU's fixed step cost in it: a push
-step costs 1 + (arcs scanned) / ``STEP_LANES`` step units, a global relabel
+So the labels stay valid, every push is along an arc that is admissible in
+the lock-free sense, and the properties of generic push-relabel hold:
+heights are lower bounds on the residual distance to a sink, a vertex with
+h >= n cannot reach a sink, and the number of steps is finite.
+
+Global relabel (:func:`global_relabel`; the paper's heuristic of line 23,
+done on the device with no host round trip): a backward BFS from the sinks
+over the residual arcs (:func:`jaxmatch.flow.residual_bfs.residual_bfs`)
+gives every vertex its residual distance to a sink; vertices that cannot
+reach a sink get h = n and stop being active (their excess is *stranded*).
+The BFS stops as soon as every vertex that was active is labelled (vertices
+it did not reach then get max(h, L + 1), L the lowest unexpanded level: a
+valid lower bound), or when the frontier is empty. Frequency: the usual
+work-based rule (Goldberg's hi_pr, Baumstark et al.'s synchronous
+push-relabel) with the GPU's fixed step cost in it: a push step costs
+1 + (arcs scanned) / ``STEP_LANES`` step units, a global relabel
 ``levels + (6 n + 2 m) / STEP_LANES``; the next global relabel runs when the
 push steps since the last one cost ``k`` times as much as it did. ``k``
 below 1 (``DEFAULT_K`` = 0.5) pays: between global relabels the labels
 decay quickly (excess bounces between neighbours, a relabel of 1 or 2 a
 step), while the BFS levels of a global relabel barely grow in number as
-they get more frequent, since it stops at the farthest active vertex
-(steps, BFS levels included, of ``k`` = 0.5 over those of ``k`` = 1:
-0.76-0.96 on genrmf 2^12-2^15, 0.87-0.90 on road grids, but 1.17-1.29 on
-Washington RLG; a rule counting only the share of the active vertices that
-relabel, and global relabels stopped once 75-90% of the active vertices
-are labelled, both took more steps on genrmf). Each
-global relabel rebuilds the AVQ from all vertices (one compaction).
+they get more frequent, since it stops at the farthest active vertex (step
+counts: experiments/RESULTS.md). Each global relabel rebuilds the AVQ from
+all vertices (one compaction).
 
 Termination. The paper stops when e(s) + e(t) equals Excess_total minus the
 stranded excess. Here phase one stops when the AVQ is empty, which is the
 same condition: the excess not at a terminal is then all on vertices of
 height >= n, which cannot reach a sink. The preflow is then maximum, and the
-*minimum cut* is read from the heights: with L the lowest height in [1, n)
-that no vertex has, no residual arc leaves {v : h(v) > L} (it would need
-h(u) <= h(v) + 1 <= L), which holds every source and every vertex with
-excess and no sink, so it is a minimum cut's source side (a height histogram,
-no BFS).
+*minimum cut* is read from the heights, at the lowest height that no vertex
+has (:func:`jaxmatch.flow.residual.gap_cut`: a height histogram, no BFS).
 
 Second phase. The maximum preflow becomes a maximum *flow* by returning the
 stranded excess to the sources with the same engine: targets = the sources
@@ -130,7 +125,8 @@ sources. Every vertex holding excess can reach a source in the residual
 graph (reverse the flow paths that brought its excess), and it lies on the
 source side of the cut, which no residual arc leaves, so this phase never
 changes the flow across the cut, into the sinks or out of the sources'
-side.
+side. Both phases run in one ``fori_loop``, so the phase's code is compiled
+once.
 
 Several sources and sinks: all sources start at height n with their
 out-arcs saturated and all sinks are BFS roots at height 0. This is exactly
@@ -138,18 +134,10 @@ the super source / super sink construction of the paper's experiments (a
 super source S with unbounded arcs to every source, a super sink T reached
 from every sink), without materialising S and T.
 
-Reverse arcs: the push needs the position of the reverse residual arc.
-``reverse="index"`` reads the stored ``res_rev`` (one gather; the RCSR
-``flow_idx`` of the paper, stored for BCSR too); ``reverse="search"`` finds
-it in a BCSR network by a binary search in the head's row, sorted by (head,
-direction, arc id), as the paper does to save the index's memory.
-
-Both phases run in one ``fori_loop``, so the phase's code is compiled once.
-
 Costs: a push-relabel step is O(Q + W) work for the ladder rung (Q queue
 slots, W lanes) that holds the queue; a global relabel O(V + E) (the first
 level and the rebuilt AVQ) plus O(frontier + its arcs) per BFS level.
-Measured: ``experiments/bench_flow.py``.
+Measured: ``experiments/bench_flow.py`` and experiments/RESULTS.md.
 """
 from __future__ import annotations
 
@@ -160,28 +148,28 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, compact, expand, take
+from jaxmatch._ops import INT_MAX, compact, take
 from jaxmatch.status import Status
-from jaxmatch.kernels.bfs_level import bfs_levels
+from jaxmatch.flow.lanes import Lanes, Rung, _lanes, _requeue, _rung, _slot_min, _slot_prefix, _slot_sum, ladder
+from jaxmatch.flow.residual import (
+    _mask_of, excess_of_flow, flow_from_residual, gap_cut, initial_preflow, residual_from_flow, reverse_position)
+from jaxmatch.flow.residual_bfs import residual_bfs
 from jaxmatch.kernels.push_flow import push_rounds
 
 DEFAULT_K = 0.5
-KERNEL_K = 0.25          # with the push kernel: genrmf18 1.57 s against 2.35 s at 0.5; rlg18, road20 within 5%
+KERNEL_K = 0.25          # with the push kernel, whose rounds cost more than a BFS level (measured: RESULTS.md)
 DEFAULT_LANES = 1 << 18
-DEFAULT_UNROLL = 1         # push steps per loop iteration: 2 compiled 1.3-1.6x slower and ran 9-29% slower
-                           # on the H100 once the BFS levels moved to the persistent kernel (RESULTS, session 10)
+DEFAULT_UNROLL = 1         # push steps per loop iteration: more compile longer and, with the BFS levels in the
+                           # persistent kernel, run slower (measured: RESULTS.md)
 STEP_LANES = 1 << 18     # arcs a step scans for the cost of its fixed overhead (the work rule's unit)
 ALPHA = 6                # the work rule's weight of a vertex against an arc
-SMALLEST_QUEUE = 256     # ladder of queue sizes: 256, 2048, 16384, ... up to the vertex capacity
-LADDER_FACTOR = 8
-TILE = 32                # lanes per vertex of the tiled rungs (when no non-terminal row is longer)
-TILED_SLOTS = 2048       # the largest tiled rung
-ONE_RUNG = 4096          # capacities up to this many vertices: one rung, no unrolling (quick to compile)
 REVERSE = ("index", "search")
 PRIORITY = "forward"   # arcs pushed on first: "forward" (input arcs before reverse arcs) or "none" (arc order)
 
 
 class PRState(NamedTuple):
+    """The loop state of a push-relabel phase."""
+
     rc: jax.Array        # [2 * arc_cap] residual capacities
     excess: jax.Array    # [vertex_cap]
     height: jax.Array    # [vertex_cap] int32
@@ -201,281 +189,8 @@ class PRState(NamedTuple):
     stalled: jax.Array   # a launch of the BFS kernel reported a stalled grid barrier
 
 
-class BFSState(NamedTuple):
-    dist: jax.Array      # [vertex_cap] level, INT_MAX unreached, -1 blocked
-    frontier: jax.Array  # [vertex_cap] its first `count` entries, in level order
-    count: jax.Array
-    arcs: jax.Array
-    longest: jax.Array
-    owner: jax.Array
-    found: jax.Array     # vertices of interest labelled so far
-    levels: jax.Array
-
-
-# --------------------------------------------------------------------------
-# residual network
-
-
-def residual_from_flow(net, flow):
-    """Residual capacities [2 * arc_cap] of a flow given per input arc."""
-    c = take(net.cap, net.res_arc, 0)
-    f = take(flow, net.res_arc, 0)
-    return jnp.where(net.res_forward, c - f, f)
-
-
-def flow_from_residual(net, rc):
-    """Flow per input arc [arc_cap]: the residual capacity of each arc's reverse entry."""
-    rev = ~net.res_forward & (net.res_arc < net.arc_cap)
-    return jnp.zeros(net.arc_cap, rc.dtype).at[jnp.where(rev, net.res_arc, net.arc_cap)].set(rc, mode="drop")
-
-
-def excess_of_flow(net, flow):
-    """Inflow minus outflow of every vertex [vertex_cap]."""
-    inflow = jax.ops.segment_sum(flow, net.head, net.vertex_cap)
-    outflow = jax.ops.segment_sum(flow, net.tail, net.vertex_cap)
-    return inflow - outflow
-
-
-def initial_preflow(net, is_source):
-    """Saturate every arc out of a source (not into a source, not a self-loop)."""
-    sat = take(is_source, net.tail, False) & ~take(is_source, net.head, False) & (net.tail != net.head)
-    return jnp.where(sat, net.cap, 0)
-
-
-def reverse_position(net, pos, search: bool):
-    """Position of the reverse residual arc of each residual position ``pos`` (sentinel -> 2*arc_cap).
-
-    ``search=False`` reads ``res_rev``; ``search=True`` (BCSR only) binary
-    searches the row of the arc's head, whose entries are sorted by
-    (head, reverse-flag, arc id), for the entry (tail, flag of pos, arc id).
-    """
-    size = 2 * net.arc_cap
-    ok = (pos >= 0) & (pos < size)
-    if not search:
-        return jnp.where(ok, take(net.res_rev, pos, size), size)
-    tail = take(net.res.src, pos, net.vertex_cap)
-    head = take(net.res.indices, pos, net.vertex_cap)
-    arc = take(net.res_arc, pos, net.arc_cap)
-    want_flag = take(net.res_forward, pos, False).astype(jnp.int32)  # reverse flag of the partner
-    lo = take(net.res.indptr, head, 0)
-    hi = take(net.res.indptr, head + 1, 0)
-
-    def bisect(_, c):
-        lo, hi = c
-        mid = (lo + hi) // 2
-        k1 = take(net.res.indices, mid, INT_MAX)
-        k2 = (~take(net.res_forward, mid, True)).astype(jnp.int32)
-        k3 = take(net.res_arc, mid, INT_MAX)
-        less = (k1 < tail) | ((k1 == tail) & ((k2 < want_flag) | ((k2 == want_flag) & (k3 < arc))))
-        go = lo < hi
-        return jnp.where(go & less, mid + 1, lo), jnp.where(go & ~less, mid, hi)
-
-    steps = max(1, (2 * net.arc_cap).bit_length())
-    lo, _ = lax.fori_loop(0, steps, bisect, (lo, hi))
-    return jnp.where(ok, lo, size)
-
-
-# --------------------------------------------------------------------------
-# queues and lanes
-
-
-class Rung(NamedTuple):
-    """A size a step may run in: ``slots`` queue entries over ``lanes`` lanes, in tiles of ``tile`` lanes or not."""
-
-    slots: int
-    lanes: int
-    tile: int   # lanes per queued vertex (every row fits), or 0: rows laid end to end (load-balanced)
-
-
-def ladder(vertex_cap: int, arc_cap: int, width: int) -> tuple[Rung, ...]:
-    """The rungs a step may run in, in the order they are tried.
-
-    Tiled rungs of 256 and 2048 slots, each slot a tile of ``TILE`` lanes:
-    no load-balancing pass, per-vertex reductions along the tile; usable
-    while no queued row is longer than a tile. Then load-balanced rungs
-    (rows laid end to end, :func:`_lanes`) of 256, 2048, 16384, ... slots,
-    each with the slots times twice the mean residual degree of the
-    capacities (a power of two) lanes, at most ``width``, and a last one of
-    the whole capacity with ``width`` lanes (at least the longest row, so its
-    first vertex always fits). Capacities of at most ``ONE_RUNG`` vertices
-    get that last rung only (small problems, quick to compile).
-    """
-    if vertex_cap <= ONE_RUNG:
-        return (Rung(vertex_cap, width, 0),)
-    ratio = 2 * (1 << max(0, -(-2 * arc_cap // vertex_cap) - 1).bit_length())
-    tiled, rest, q = [], [], SMALLEST_QUEUE
-    while q < vertex_cap:
-        if q <= TILED_SLOTS:
-            tiled.append(Rung(q, q * TILE, TILE))
-        rest.append(Rung(q, min(width, max(q * ratio, 1024)), 0))
-        q *= LADDER_FACTOR
-    return tuple(tiled) + tuple(rest) + (Rung(vertex_cap, width, 0),)
-
-
-def _rung(rungs, count, arcs, longest, go):
-    """Branch index of the first rung that holds ``count`` vertices with ``arcs`` arcs, the longest
-    ``longest`` (0: do nothing)."""
-    fits = [(count <= r.slots) & ((longest <= r.tile) if r.tile else (arcs <= r.lanes)) for r in rungs[:-1]]
-    first = jnp.argmax(jnp.stack(fits + [jnp.bool_(True)])).astype(jnp.int32)
-    return jnp.where(go, first + 1, 0)
-
-
-class Lanes(NamedTuple):
-    """The residual rows of the queued vertices spread over the lanes of a rung."""
-
-    slot: jax.Array    # [lanes] queue slot of each lane
-    entry: jax.Array   # [lanes] residual position (2 * arc_cap where not valid)
-    valid: jax.Array   # [lanes]
-    fit: jax.Array     # [slots] the slot's whole row is on the lanes (a prefix of the queue)
-    first: jax.Array   # [lanes] first lane of the lane's slot
-    total: jax.Array   # lanes in use
-
-
-def _lanes(u, ok, indptr, size: int, rung: Rung) -> Lanes:
-    """Rows of the queue entries ``u`` (where ``ok``) over the lanes of ``rung``.
-
-    Tiled: slot i owns lanes [i * tile, (i + 1) * tile). Otherwise the rows
-    are laid end to end (:func:`jaxmatch._ops.expand`), so every lane does
-    equal work whatever the degrees are: the array form of the paper's tiles,
-    with the tile size chosen per vertex by its degree; the slots whose rows
-    do not fit wait.
-    """
-    slots, lanes, tile = rung
-    start = take(indptr, u, 0)
-    deg = jnp.where(ok, take(indptr, u + 1, 0) - start, 0)
-    if tile:
-        j = jnp.arange(tile, dtype=jnp.int32)
-        valid = (j[None, :] < deg[:, None]).reshape(-1)
-        entry = jnp.where(valid, (start[:, None] + j[None, :]).reshape(-1), size)
-        slot = jnp.arange(lanes, dtype=jnp.int32) // tile
-        return Lanes(slot, entry, valid, ok, slot * tile, jnp.sum(deg))
-    ends = jnp.cumsum(deg, dtype=jnp.int32)
-    fit = ok & (ends <= lanes)
-    total = jnp.max(jnp.where(fit, ends, 0), initial=0)
-    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.minimum(ends, total)])
-    slot, entry, valid = expand(offsets, start, jnp.int32(0), lanes)
-    return Lanes(slot, jnp.where(valid, entry, size), valid, fit, offsets[slot], total)
-
-
-def _slot_min(values, ln: Lanes, rung: Rung):
-    """Per slot, the minimum of ``values`` over its valid lanes (INT_MAX for none); values must be int32."""
-    values = jnp.where(ln.valid, values, INT_MAX)
-    if rung.tile:
-        return jnp.min(values.reshape(rung.slots, rung.tile), axis=1)
-    return jax.ops.segment_min(values, jnp.where(ln.valid, ln.slot, rung.slots), rung.slots)
-
-
-def _slot_sum(x, ln: Lanes, rung: Rung):
-    """Per slot, the sum of ``x`` over its lanes (zero on lanes that are not valid)."""
-    if rung.tile:
-        return jnp.sum(x.reshape(rung.slots, rung.tile), axis=1, dtype=x.dtype)
-    return jax.ops.segment_sum(x, jnp.where(ln.valid, ln.slot, rung.slots), rung.slots)
-
-
-def _slot_prefix(x, ln: Lanes, rung: Rung):
-    """Per slot, the inclusive prefix sum of ``x`` over its lanes (unsigned, modulo 2**bits)."""
-    if rung.tile:
-        return jnp.cumsum(x.reshape(rung.slots, rung.tile), axis=1, dtype=x.dtype).reshape(-1)
-    incl = jnp.cumsum(x, dtype=x.dtype)
-    return incl - take(incl - x, ln.first, 0).astype(x.dtype)
-
-
-def _requeue(buf, owner, cand, alive, indptr):
-    """Compact the ``alive`` candidates, first occurrence of each vertex only, into the queue buffer.
-
-    Returns (buf, count, arcs of the kept vertices, the longest row, owner, keep). ``owner`` is
-    a scratch array (INT_MAX everywhere) that is reset where touched.
-    """
-    vc = buf.shape[0]
-    idx = jnp.arange(cand.shape[0], dtype=jnp.int32)
-    target = jnp.where(alive, cand, vc)
-    owner = owner.at[target].min(idx, mode="drop")
-    keep = alive & (take(owner, cand, -1) == idx)
-    owner = owner.at[target].set(INT_MAX, mode="drop")
-    new, count = compact(keep, cand, vc)
-    m = min(new.shape[0], vc)
-    deg = take(indptr, cand + 1, 0) - take(indptr, cand, 0)
-    deg = jnp.where(keep, deg, 0)
-    return buf.at[:m].set(new[:m]), count, jnp.sum(deg, dtype=jnp.int32), jnp.max(deg), owner, keep
-
-
 # --------------------------------------------------------------------------
 # global relabel
-
-
-def _bfs_step(net, rc, counted, b: BFSState, *, rung: Rung, search: bool) -> BFSState:
-    """One BFS step: the first frontier vertices whose rows fit the lanes label their unlabelled in-neighbours."""
-    vc, size = net.vertex_cap, 2 * net.arc_cap
-    y = jnp.where(jnp.arange(rung.slots) < b.count, b.frontier[:rung.slots], vc)
-    ok = y < vc
-    ln = _lanes(y, ok, net.res.indptr, size, rung)
-    x = take(net.res.indices, ln.entry, vc)
-    back = take(rc, reverse_position(net, ln.entry, search), 0) > 0   # x -> y is residual
-    level = take(b.dist, y, INT_MAX)[ln.slot] + 1
-    hit = ln.valid & back & (take(b.dist, x, -1) > level)
-    x = jnp.where(hit, x, vc)
-    dist = b.dist.at[x].min(level, mode="drop")
-    cand = jnp.concatenate([jnp.where(ok & ~ln.fit, y, vc), x])
-    frontier, count, arcs, longest, owner, keep = _requeue(b.frontier, b.owner, cand, cand < vc, net.res.indptr)
-    new = keep & (jnp.arange(cand.shape[0]) >= rung.slots) & take(counted, cand, False)
-    return BFSState(dist, frontier, count, arcs, longest, owner, b.found + jnp.sum(new, dtype=jnp.int32),
-                    b.levels + 1)
-
-
-def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unroll: int, early: bool, owner,
-                 kernel=None, interpret=False):
-    """Residual distance to the set ``roots`` by a level-synchronous BFS over residual arcs (backwards).
-
-    Level 1 is found by one pass over all residual arcs (so the roots' rows,
-    which can be long, never enter the lanes), the next levels from a
-    frontier queue. ``blocked`` vertices are never labelled or passed
-    through. With ``early``, the BFS stops once every ``counted`` vertex is
-    labelled. With ``kernel`` (a :class:`jaxmatch.kernels.bfs_level.Config`;
-    the stored reverse index only), the further levels run in that
-    persistent kernel (many levels per launch, a grid barrier between them), with ``interpret`` in Pallas's interpreter. Returns (dist
-    [vertex_cap]: INT_MAX where not labelled, -1 where blocked; the lowest unexpanded level, or -1 when the frontier ran
-    empty; the number of BFS levels; the owner scratch; whether a kernel launch stalled).
-    """
-    vc = net.vertex_cap
-    ids = jnp.arange(vc, dtype=jnp.int32)
-    deg = net.res.indptr[1:] - net.res.indptr[:-1]
-    dist = jnp.where(roots, 0, jnp.where(blocked, -1, INT_MAX)).astype(jnp.int32)
-    x = net.res.src
-    one = (rc > 0) & take(roots, net.res.indices, False) & (take(dist, x, -1) == INT_MAX)
-    dist = dist.at[jnp.where(one, x, vc)].set(1, mode="drop")
-    first = dist == 1
-    frontier, count = compact(first, ids, vc)
-    want = jnp.sum(counted & ~roots, dtype=jnp.int32)
-    b = BFSState(dist, frontier, count, jnp.sum(jnp.where(first, deg, 0), dtype=jnp.int32),
-                 jnp.max(jnp.where(first, deg, 0)), owner, jnp.sum(first & counted, dtype=jnp.int32), jnp.int32(1))
-    steps = [lambda b: b] + [partial(_bfs_step, net, rc, counted, rung=r, search=search) for r in rungs]
-
-    def going(b: BFSState):
-        go = b.count > 0
-        return go & (b.found < want) if early else go
-
-    def body(b: BFSState) -> BFSState:
-        for _ in range(unroll):
-            b = lax.switch(_rung(rungs, b.count, b.arcs, b.longest, going(b)), steps, b)
-        return b
-
-    if kernel is not None and not search:   # many levels per launch of the persistent kernel
-        wanted = counted.astype(jnp.int32)
-
-        def launch(c):
-            b, buf, side, stalled = c
-            dist, buf, side, count, found, done, halt = bfs_levels(
-                buf, b.count, b.levels + 1, b.dist, net.res.indptr, net.res.indices, net.res_rev, rc, wanted,
-                side=side, want=want - b.found if early else INT_MAX, cfg=kernel, interpret=interpret)
-            return (b._replace(dist=dist, frontier=lax.dynamic_slice(buf, (side * vc,), (vc,)), count=count,
-                               found=b.found + found, levels=b.levels + done), buf, side, stalled | halt)
-
-        buf = jnp.concatenate([b.frontier, jnp.full(vc, vc, jnp.int32)])
-        b, _, _, stalled = lax.while_loop(lambda c: going(c[0]), launch, (b, buf, jnp.int32(0), jnp.bool_(False)))
-    else:
-        b, stalled = lax.while_loop(going, body, b), jnp.bool_(False)
-    lowest = jnp.where(b.count > 0, take(b.dist, b.frontier[0], INT_MAX), -1)
-    return b.dist, lowest, b.levels, b.owner, stalled
 
 
 def global_relabel(net, s: PRState, targets, fixed, terminal, n, k: float, rungs, *, search, unroll, early,
@@ -641,29 +356,6 @@ def push_kernel(kernel, rc, search: bool) -> bool:
     """Whether the push-relabel rounds run in :mod:`jaxmatch.kernels.push_flow`: a kernel config that
     asks for it, the stored reverse index, and int32 capacities (the kernel's atomics)."""
     return kernel is not None and kernel.push and not search and rc.dtype == jnp.int32
-
-
-def _mask_of(ids, size):
-    ids = jnp.ravel(ids).astype(jnp.int32)
-    return jnp.zeros(size, bool).at[jnp.where((ids >= 0) & (ids < size), ids, size)].set(True, mode="drop")
-
-
-def histogram(height, n):
-    """Number of real vertices at each height below n [vertex_cap + 2] (heights >= n in the last entry)."""
-    vc = height.shape[0]
-    low = (jnp.arange(vc) < n) & (height < n)
-    return jax.ops.segment_sum(low.astype(jnp.int32), jnp.where(low, height, vc + 1), vc + 2)
-
-
-def lowest_gap(hist, n):
-    """The lowest height in [1, n) that no vertex has (n if none)."""
-    levels = jnp.arange(hist.shape[0], dtype=jnp.int32)
-    return jnp.min(jnp.where((hist == 0) & (levels >= 1) & (levels < n), levels, n))
-
-
-def gap_cut(height, real, n):
-    """Source side {v : h(v) > L}, L the lowest height in [1, n) that no real vertex has (see the docstring)."""
-    return real & (height > lowest_gap(histogram(height, n), n))
 
 
 def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False, rungs=None,

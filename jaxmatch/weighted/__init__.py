@@ -11,6 +11,12 @@ asymmetric matrix with ``jaxmatch.from_scipy(A, kind="graph",
 symmetrize=True)``). Weights are finite and non-negative (checked by the
 graph constructors); zero-weight edges are dropped, as the paper does, and
 self-loops are ignored (a loop can never be matched).
+
+This module holds the public functions and their results: it checks the
+options on the host, runs the jitted array algorithms of
+:mod:`jaxmatch.weighted.suitor`, :mod:`jaxmatch.weighted.locally_dominant`
+and :mod:`jaxmatch.weighted.b_suitor`, and sums the matched weight; the numpy
+references are in :mod:`jaxmatch.weighted.greedy`.
 """
 from __future__ import annotations
 
@@ -23,7 +29,8 @@ import numpy as np
 
 from jaxmatch._ops import device, is_traced, take, trim
 from jaxmatch.status import settle, with_status_name
-from jaxmatch.graph import INT32_MAX, Graph, GraphInputError, check_flag, check_not_batch, check_positive, check_type
+from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type
+from jaxmatch.graph import Graph, GraphInputError
 from jaxmatch.weighted import b_suitor as _bs
 from jaxmatch.weighted import locally_dominant as _ld
 from jaxmatch.weighted import suitor as _su
@@ -40,15 +47,22 @@ MAX_LANES = 1 << 30
 
 @with_status_name
 class WeightedMatchingResult(NamedTuple):
-    """A matching: ``mate[v]`` is v's partner or -1.
+    """A matching, as returned by :func:`suitor` and :func:`locally_dominant`.
 
-    ``weight`` is the total weight of the matched edges, ``cardinality`` their
-    number. ``status`` (:class:`jaxmatch.Status`) is CONVERGED (the matching
-    is the greedy matching) or MAX_ITERS (a valid matching, possibly
-    smaller). ``stats``: ``iterations`` (loop steps, also as ``rounds``), ``proposals``
-    (proposals made; for LD, candidates set), ``scanned`` (adjacency entries
-    examined). Eagerly ``mate`` has length n; under ``jit``/``vmap`` it keeps
-    the graph's vertex capacity, with -1 past the true size.
+    Eagerly ``mate`` has length n; under ``jit``/``vmap`` it keeps the
+    graph's vertex capacity, with -1 past the true size. ``status_name``
+    gives the status in words.
+
+    Attributes:
+        mate: int32 ``[n]``: v's partner, or -1 when v is unmatched.
+        weight: scalar of the weights' dtype: the total weight of the matched edges.
+        cardinality: int32 scalar: the number of matched edges.
+        status: int32 scalar, a :class:`jaxmatch.Status`: CONVERGED (the
+            matching is the greedy matching) or MAX_ITERS (a valid matching,
+            possibly smaller).
+        stats: dict of work counters: ``iterations`` (loop steps, also as
+            ``rounds``), ``proposals`` (proposals made; for LD, candidates
+            set) and ``scanned`` (adjacency entries examined).
     """
 
     mate: jax.Array
@@ -60,15 +74,24 @@ class WeightedMatchingResult(NamedTuple):
 
 @with_status_name
 class BMatchingResult(NamedTuple):
-    """A b-matching.
+    """A b-matching, as returned by :func:`b_suitor`.
 
-    ``matched``: bool mask over the graph's stored entries (aligned with
-    ``g.adj``: entry k is ``adj.src[k] -> adj.indices[k]``), True for both
-    stored copies of every matched edge. ``partners`` [n, max_b]: each
-    vertex's partners in the edge order (heaviest first), -1 padded.
-    ``weight``, ``cardinality`` (matched edges), ``status`` and ``stats`` as
-    in :class:`WeightedMatchingResult`. Eagerly trimmed to n_entries and n
-    rows; padded to the capacities under ``jit``/``vmap``.
+    Eagerly trimmed to n_entries entries and n rows; padded to the
+    capacities under ``jit``/``vmap``. ``status_name`` gives the status in
+    words.
+
+    Attributes:
+        matched: bool ``[n_entries]``: a mask over the graph's stored entries
+            (aligned with ``g.adj``: entry k is ``adj.src[k] ->
+            adj.indices[k]``), True for both stored copies of every matched edge.
+        partners: int32 ``[n, max_b]``: each vertex's partners in the edge
+            order (heaviest first), -1 padded.
+        weight: scalar of the weights' dtype: the total weight of the matched edges.
+        cardinality: int32 scalar: the number of matched edges.
+        status: int32 scalar, a :class:`jaxmatch.Status`: CONVERGED (the
+            b-matching is the greedy b-matching) or MAX_ITERS (a valid
+            b-matching, possibly smaller).
+        stats: dict of work counters, as in :class:`WeightedMatchingResult`.
     """
 
     matched: jax.Array
@@ -92,10 +115,9 @@ def _check_graph(g) -> None:
 
 
 
-# default vertices per round, as a fraction of the vertex capacity: on an H100
-# (rmat scale 20, 15.7M edges) a quarter (Suitor) and a sixteenth (b-Suitor)
-# beat whole-queue rounds by 20% and 30%; smaller batches make fewer wasted
-# proposals, larger ones fewer rounds
+# default vertices per round, as a fraction of the vertex capacity: smaller
+# batches make fewer wasted proposals, larger ones fewer rounds (the
+# measurements behind these values are in experiments/RESULTS.md)
 BATCH_DIVISOR = {"suitor": 4, "b_suitor": 16}
 
 
@@ -134,30 +156,67 @@ def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = N
            batch: int | None = None, lanes: int | None = None, throw: bool = True) -> WeightedMatchingResult:
     """Half-approximate maximum weight matching by the Suitor algorithm (array form).
 
-    Every vertex proposes to its best neighbour (edge order: heavier first,
-    ties by the smaller (min id, max id) pair) that prefers it to its current
-    offer; a vertex keeps its best offer and the displaced suitor proposes
-    again. The result is exactly :func:`greedy_matching` (Paper IV), of weight
-    >= 1/2 of the optimum. Paper I, Algorithms 3-4 (Naim, Manne,
-    Halappanavar et al.).
+    All edges are ranked by one strict order: heavier first, equal weights
+    by the smaller ``(min(u, v), max(u, v))`` pair. Every vertex u proposes to
+    its first neighbour v in that order whose held offer is worse than
+    ``rank(u, v)``; v keeps the best offer it gets, and the suitor it
+    displaces proposes again. The mutual suitors form the matching, which is
+    exactly the sequential greedy matching (:func:`greedy_matching`), of
+    weight at least half the maximum (``w(M) >= w(M*) / 2`` for a maximum
+    weight matching ``M*``).
 
-    ``sorted_adjacency=True``: neighbour lists sorted by rank once, a pointer
-    per vertex, at most ``batch`` queued vertices per round (default
-    ``vertex_cap // 4``) examining at most ``lanes`` entries in all (default
-    ``2 * batch``); O(|E|) sorting work (radix sorts) plus O(batch + lanes)
-    per round. ``False``: every round all vertices that need a partner
-    rescan their lists, O(|E|) per round; it is the faster choice when
-    rounds are few (random weights: about 7 on rmat), the pointer scan when
-    proposal chains are long. Both give the same matching. ``max_iters``
-    bounds the rounds (default ``entry_cap + vertex_cap + 2``, always
-    enough). ``throw``: eagerly, raise :class:`jaxmatch.SolverError` (holding
-    the result) when ``max_iters`` stops it first; under ``jit``/``vmap``
-    read ``status`` instead. Works eagerly, under ``jax.jit`` and ``jax.vmap``.
+    Papers: F. Manne and M. Halappanavar, "New effective multithreaded
+    matching algorithms", IPDPS 2014 (Suitor); Md. Naim, F. Manne, M.
+    Halappanavar, A. Tumeo and J. Langguth, "Optimizing approximate weighted
+    matching on Nvidia Kepler K40", HiPC 2015 (the GPU form, Algorithms
+    3-4); F. Manne, Md. Naim, H. Lerring and M. Halappanavar, "On stable
+    marriages and greedy matchings", CSC 2016 (Suitor as McVitie-Wilson, its
+    answer the greedy matching). The array form is in
+    :mod:`jaxmatch.weighted.suitor`.
 
-    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
-    >>> res = suitor(g)
-    >>> res.mate.tolist(), float(res.weight), res.status_name
-    ([-1, 2, 1, -1], 2.0, 'converged')
+    Cost: with ``sorted_adjacency=True``, O(``|E|``) sorting work once (radix
+    sorts) plus O(batch + lanes) per round, and O(``|E|``) pointer moves in
+    all; with False, O(``|E|``) per round. Works eagerly, under ``jax.jit``
+    and under ``jax.vmap`` over a batch from :func:`jaxmatch.stack`.
+
+    Args:
+        g: the :class:`jaxmatch.Graph`, with finite non-negative weights
+            (zero-weight edges and self-loops are ignored).
+        sorted_adjacency: True (the default): neighbour lists sorted by rank
+            once and a pointer per vertex; the vertices that need a partner
+            wait in a ring queue, and a round takes up to ``batch`` of them.
+            False: every round, all vertices that need a partner rescan
+            their whole lists with one masked segment minimum, the faster
+            choice when rounds are few (random weights), the pointer scan
+            when proposal chains are long. Both give the same matching.
+        max_iters: bound on the rounds (default ``entry_cap + vertex_cap +
+            2``, always enough; None: the default).
+        batch: queued vertices per round with ``sorted_adjacency`` (default
+            ``vertex_cap // 4``; None: the default).
+        lanes: adjacency entries examined per round in all, spread evenly
+            over the batch's windows (default ``2 * batch``; None: the default).
+        throw: eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when ``max_iters`` stops it first (default True); under
+            ``jit``/``vmap`` it has no effect: read ``status`` instead.
+
+    Returns:
+        A :class:`WeightedMatchingResult`: ``mate``, ``weight``,
+        ``cardinality``, ``status`` and ``stats``.
+
+    Raises:
+        GraphInputError: when ``g`` is not a single :class:`jaxmatch.Graph`
+            (or a batch outside ``vmap``), its vertex capacity is above
+            ``2**29``, or an option is not a positive int / bool. Checked
+            before tracing.
+        SolverError: eagerly with ``throw=True``, when ``max_iters`` stopped
+            the rounds first.
+
+    Example:
+        >>> import jaxmatch
+        >>> g = jaxmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
+        >>> res = jaxmatch.suitor(g)
+        >>> res.mate.tolist(), float(res.weight), res.status_name
+        ([-1, 2, 1, -1], 2.0, 'converged')
     """
     _check_graph(g)
     sorted_adjacency = check_flag(sorted_adjacency, "sorted_adjacency")
@@ -177,18 +236,62 @@ def locally_dominant(g: Graph, *, sorted_adjacency: bool = True, max_iters: int 
                      lanes: int | None = None, throw: bool = True) -> WeightedMatchingResult:
     """Half-approximate maximum weight matching by the Locally-Dominant algorithm.
 
-    Unmatched vertices point at their first unmatched neighbour in the edge
-    order; mutual pointers are matched; vertices whose candidate was taken
-    look again; rounds until no unmatched vertex has an unmatched neighbour.
-    Equals :func:`greedy_matching`. Paper I, Algorithms 1-2. With
-    ``sorted_adjacency`` a pointer into rank-sorted lists replaces the rescan
-    (``lanes`` entries examined per round, default ``2 * vertex_cap``);
-    without, O(|E|) per round. ``max_iters`` and ``throw`` as in
-    :func:`suitor`. Works eagerly, under ``jax.jit`` and ``jax.vmap``.
+    An edge is locally dominant when it comes first, in the edge order of
+    :func:`suitor` (heavier first, ties by the smaller vertex pair), among
+    the unmatched edges at both its ends. Every unmatched vertex points at
+    its first unmatched neighbour (its candidate); mutual pointers are
+    matched; vertices whose candidate was taken look again; rounds run
+    until no unmatched vertex has an unmatched neighbour. The globally first
+    remaining edge is always mutual, so every round with work left matches
+    an edge, and the result equals :func:`greedy_matching`, of weight at least
+    half the maximum.
 
-    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
-    >>> locally_dominant(g).mate.tolist()
-    [-1, 2, 1, -1]
+    Papers: R. Preis, "Linear time 1/2-approximation algorithm for maximum
+    weighted matching in general graphs", STACS 1999; F. Manne and R. H.
+    Bisseling, "A parallel approximation algorithm for the weighted maximum
+    matching problem", PPAM 2007 (the pointer algorithm); Md. Naim, F.
+    Manne, M. Halappanavar, A. Tumeo and J. Langguth, "Optimizing
+    approximate weighted matching on Nvidia Kepler K40", HiPC 2015
+    (Algorithms 1-2, the GPU form). The array form is in
+    :mod:`jaxmatch.weighted.locally_dominant`.
+
+    Cost: with ``sorted_adjacency=True``, O(``|E|``) sorting work once plus
+    O(vertex_cap + lanes) per round, a matched neighbour skipped once and
+    never examined again; with False, O(``|E|``) per round. Works eagerly,
+    under ``jax.jit`` and under ``jax.vmap``.
+
+    Args:
+        g: the :class:`jaxmatch.Graph`, with finite non-negative weights
+            (zero-weight edges and self-loops are ignored).
+        sorted_adjacency: True (the default): a pointer into each neighbour
+            list sorted by rank replaces the rescan. False: every stale
+            vertex rescans its whole list each round (the paper's Algorithm
+            2). Both give the same matching.
+        max_iters: bound on the rounds (default ``entry_cap + vertex_cap +
+            2``, always enough; None: the default).
+        lanes: adjacency entries examined per round in all, with
+            ``sorted_adjacency`` (default ``2 * vertex_cap``; None: the default).
+        throw: eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when ``max_iters`` stops it first (default True); under
+            ``jit``/``vmap`` it has no effect: read ``status`` instead.
+
+    Returns:
+        A :class:`WeightedMatchingResult`: ``mate``, ``weight``,
+        ``cardinality``, ``status`` and ``stats``.
+
+    Raises:
+        GraphInputError: when ``g`` is not a single :class:`jaxmatch.Graph`
+            (or a batch outside ``vmap``), its vertex capacity is above
+            ``2**29``, or an option is not a positive int / bool. Checked
+            before tracing.
+        SolverError: eagerly with ``throw=True``, when ``max_iters`` stopped
+            the rounds first.
+
+    Example:
+        >>> import jaxmatch
+        >>> g = jaxmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
+        >>> jaxmatch.locally_dominant(g).mate.tolist()
+        [-1, 2, 1, -1]
     """
     _check_graph(g)
     sorted_adjacency = check_flag(sorted_adjacency, "sorted_adjacency")
@@ -253,20 +356,64 @@ def b_suitor(g: Graph, b=1, *, max_b: int | None = None, max_iters: int | None =
              batch: int | None = None, lanes: int | None = None, throw: bool = True) -> BMatchingResult:
     """Half-approximate maximum weight b-matching by the b-Suitor algorithm (array form).
 
-    ``b`` is an int (every vertex) or an int array with one bound per vertex.
-    Each vertex keeps its b(v) best offers; displaced proposers propose
-    again. The result is exactly :func:`greedy_b_matching`. Paper II of the
-    thesis (b-matching on GPUs) and Paper IV (its stable-assignment view).
-    ``max_b`` (static) bounds b; it is required when b is a traced array
-    (under ``jit``/``vmap`` pass b with the vertex capacity as length), and
-    is max(b) otherwise. ``batch`` (default ``vertex_cap // 16``), ``lanes``
-    ``max_iters`` and ``throw`` as in :func:`suitor`. O(|E| log |E|) for the sorts plus O((batch + lanes) *
-    log batch + batch * max_b log max_b) per round.
+    A b-matching gives every vertex v at most b(v) matched edges. Each vertex
+    proposes along the edge order of :func:`suitor` (heavier first, ties by
+    the smaller vertex pair) until b(v) of its proposals are held; each
+    vertex holds its b(v) best offers, and the proposers it drops propose
+    again. The edges whose two ends hold each other's proposal form the
+    b-matching, which is exactly the sequential greedy b-matching
+    (:func:`greedy_b_matching`), of weight at least half the maximum.
 
-    >>> g = Graph.from_edges([0, 0, 1, 2], [1, 2, 2, 3], [4.0, 3.0, 2.0, 1.0])
-    >>> res = b_suitor(g, 2)
-    >>> res.partners.tolist(), float(res.weight)
-    ([[1, 2], [0, 2], [0, 1], [-1, -1]], 9.0)
+    Papers: A. Khan, A. Pothen, M. M. A. Patwary, N. R. Satish, N. Sundaram,
+    F. Manne, M. Halappanavar and P. Dubey, "Efficient approximation
+    algorithms for weighted b-matching", SIAM J. Sci. Comput. 38(5), 2016
+    (b-Suitor); Md. Naim and F. Manne, "Scalable b-matching on GPUs", 2017
+    (Paper II of Md. Naim's thesis, the GPU form); F. Manne, Md. Naim, H.
+    Lerring and M. Halappanavar, "On stable marriages and greedy matchings",
+    CSC 2016 (the stable-assignment view). The array form is in
+    :mod:`jaxmatch.weighted.b_suitor`.
+
+    Cost: O(``|E| log |E|``) for the sorts, plus O((batch + lanes) log batch
+    + batch max_b log max_b) per round; the pointers move O(``|E|``) in all.
+    Works eagerly, under ``jax.jit`` and under ``jax.vmap``.
+
+    Args:
+        g: the :class:`jaxmatch.Graph`, with finite non-negative weights
+            (zero-weight edges and self-loops are ignored).
+        b: the bounds: an int for every vertex (default 1), or an int array
+            with one bound per vertex (length n, or the vertex capacity;
+            under ``jit``/``vmap`` it must have the vertex capacity's length).
+        max_b: a static bound on b (the width of ``partners``); required when
+            b is a traced array; None (the default): max(b).
+        max_iters: bound on the rounds (default ``entry_cap + vertex_cap +
+            2``, always enough; None: the default).
+        batch: queued vertices per round (default ``vertex_cap // 16``;
+            None: the default).
+        lanes: adjacency entries examined per round in all (default ``2 *
+            batch``; None: the default).
+        throw: eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when ``max_iters`` stops it first (default True); under
+            ``jit``/``vmap`` it has no effect: read ``status`` instead.
+
+    Returns:
+        A :class:`BMatchingResult`: ``matched``, ``partners``, ``weight``,
+        ``cardinality``, ``status`` and ``stats``.
+
+    Raises:
+        GraphInputError: when ``g`` is not a single :class:`jaxmatch.Graph`
+            (or a batch outside ``vmap``), its vertex capacity is above
+            ``2**29``, ``b`` is negative, not integer, of the wrong length or
+            above ``max_b``, ``b`` is traced without ``max_b``, or an option
+            is not a positive int / bool. Checked before tracing.
+        SolverError: eagerly with ``throw=True``, when ``max_iters`` stopped
+            the rounds first.
+
+    Example:
+        >>> import jaxmatch
+        >>> g = jaxmatch.Graph.from_edges([0, 0, 1, 2], [1, 2, 2, 3], [4.0, 3.0, 2.0, 1.0])
+        >>> res = jaxmatch.b_suitor(g, 2)
+        >>> res.partners.tolist(), float(res.weight)
+        ([[1, 2], [0, 2], [0, 1], [-1, -1]], 9.0)
     """
     _check_graph(g)
     bvec, max_b = _b_input(g, b, max_b)

@@ -1,0 +1,307 @@
+"""Host-side construction of the containers' arrays from edge arrays: one graph, or a batch.
+
+The ``from_edges`` constructors of :mod:`jaxmatch.graph` check their options and
+hand the work to the functions here, which validate the edges (ids, sizes,
+weights, capacities; :mod:`jaxmatch._validate`), merge repeated edges by one sort
+of packed int64 keys, and build the padded CSR arrays with NumPy. Each returns
+the container's fields as a dict (the container classes sit one layer up).
+``_*_fields`` build one graph; ``_*_batch`` build the batch that
+:func:`~jaxmatch.stack` makes of many graphs, in one vectorised pass over all
+their edges (``graph_index=``): the graph id is the leading part of every sort
+key, and every array gains a leading batch axis, padded to the largest
+capacities over the graphs.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmatch._csr import _batched_csr, _csr, _i32, _transpose_order
+from jaxmatch._ops import device
+from jaxmatch._validate import (GraphInputError, _capacity, _count, _float_dtype, _ids, _in_range, _size,
+                                _values)
+
+
+def _merge(keys: np.ndarray, rule: str, what: str):
+    """Sorted unique keys and the inverse map; raises on duplicates when rule == 'error'.
+
+    One argsort and a ``cumsum`` (quicker than ``np.unique(..., return_inverse=True)``).
+    Keys already strictly increasing (edges from a canonical CSR) are taken as they are."""
+    if keys.size < 2 or bool(np.all(keys[1:] > keys[:-1])):
+        return keys, np.arange(keys.size)
+    order = np.argsort(keys)
+    sk = keys[order]
+    new = np.ones(sk.size, bool)
+    np.not_equal(sk[1:], sk[:-1], out=new[1:])
+    group = np.cumsum(new) - 1
+    uniq = sk[new]
+    if rule == "error" and uniq.size < keys.size:
+        repeated = np.bincount(group)[group] > 1
+        first = int(order[repeated].min())
+        raise GraphInputError(f"duplicate {what} at position {first} (duplicates='error')")
+    inverse = np.empty(keys.size, np.int64)
+    inverse[order] = group
+    return uniq, inverse
+
+
+def _sorted_unique(keys: np.ndarray, rule: str, what: str) -> np.ndarray:
+    """The distinct keys, sorted (a sort, not an argsort: nothing rides along); raises on a repeat
+    when rule == 'error', naming the first position that holds a repeated key."""
+    sk = np.sort(keys)
+    new = np.ones(sk.size, bool)
+    np.not_equal(sk[1:], sk[:-1], out=new[1:])
+    if rule == "error" and not new.all():
+        first = int(np.flatnonzero(np.isin(keys, sk[1:][~new[1:]]))[0])
+        raise GraphInputError(f"duplicate {what} at position {first} (duplicates='error')")
+    return sk[new]
+
+
+def _bipartite_fields(rows, cols, n_rows, n_cols, duplicates, row_capacity, col_capacity, edge_capacity):
+    """:meth:`BipartiteGraph.from_edges` of one graph: its fields."""
+    r, c = _ids(rows, "rows"), _ids(cols, "cols")
+    if r.shape != c.shape:
+        raise GraphInputError(f"rows and cols must have the same length, got {r.size} and {c.size}")
+    nr, nc = _size(r, n_rows, "n_rows"), _size(c, n_cols, "n_cols")
+    _in_range(r, nr, "rows", "n_rows")
+    _in_range(c, nc, "cols", "n_cols")
+    keys, _ = _merge(r * max(nc, 1) + c, duplicates, "edge (row, col)")
+    r, c = keys // max(nc, 1), keys % max(nc, 1)
+    m = _count(r.size, "number of edges")
+    rc = _capacity(nr, row_capacity, "row_capacity")
+    cc = _capacity(nc, col_capacity, "col_capacity")
+    ec = _capacity(m, edge_capacity, "edge_capacity")
+    # keys are sorted by (row, col): by_row needs no sort
+    return dict(by_col=_csr(c, r, cc, rc, ec, order=_transpose_order(r, c, nr, nc)),
+                by_row=_csr(r, c, rc, cc, ec, order="sorted"),
+                n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m),
+                row_cap=rc, col_cap=cc, edge_cap=ec)
+
+
+def _graph_fields(u, v, weights, n, duplicates, vertex_capacity, entry_capacity):
+    """:meth:`Graph.from_edges` of one graph: its fields."""
+    u, v = _ids(u, "u"), _ids(v, "v")
+    if u.shape != v.shape:
+        raise GraphInputError(f"u and v must have the same length, got {u.size} and {v.size}")
+    nv = _size(np.concatenate([u, v]), n, "n")
+    _in_range(u, nv, "u", "n")
+    _in_range(v, nv, "v", "n")
+    wdt = _float_dtype()
+    w = np.ones(u.size) if weights is None else _values(weights, u.size, "weights", integer=False)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    keys, inv = _merge(lo * max(nv, 1) + hi, duplicates, "edge {u, v}")
+    w = np.bincount(inv, weights=w, minlength=keys.size)
+    with np.errstate(over="ignore"):
+        w, w64 = w.astype(wdt), w
+    big = np.flatnonzero(~np.isfinite(w))
+    if big.size:  # a weight, or the sum of repeated edges, overflows the float dtype
+        k = int(big[0])
+        raise GraphInputError(
+            f"weight {float(w64[k]):.4g} of edge {{{int(keys[k] // max(nv, 1))}, {int(keys[k] % max(nv, 1))}}} "
+            f"does not fit {wdt} (at most {float(np.finfo(wdt).max):.4g}); scale the weights "
+            "or enable 64-bit mode (jax.config.update('jax_enable_x64', True))")
+    lo, hi = keys // max(nv, 1), keys % max(nv, 1)
+    off = lo != hi
+    src = np.concatenate([lo, hi[off]])
+    dst = np.concatenate([hi, lo[off]])
+    ww = np.concatenate([w, w[off]])
+    m = _count(keys.size, "number of edges")
+    ne = _count(src.size, "number of stored entries")
+    vc = _capacity(nv, vertex_capacity, "vertex_capacity")
+    ec = _capacity(ne, entry_capacity, "entry_capacity")
+    weighted = weights is not None or bool(np.any(w != 1))  # summed repeats carry weight
+    return dict(adj=_csr(src, dst, vc, vc, ec, ww, wdt), n=_i32(nv), n_edges=_i32(m),
+                n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
+
+
+def _flow_fields(tail, head, cap, n, layout, vertex_capacity, arc_capacity):
+    """:meth:`FlowNetwork.from_edges` of one network: its fields."""
+    t, h = _ids(tail, "tail"), _ids(head, "head")
+    if t.shape != h.shape:
+        raise GraphInputError(f"tail and head must have the same length, got {t.size} and {h.size}")
+    c = _values(cap, t.size, "cap", integer=True)
+    cdt = jnp.dtype(jnp.int64) if jax.config.jax_enable_x64 else jnp.dtype(jnp.int32)
+    if c.size and int(c.max()) > np.iinfo(cdt).max:
+        raise GraphInputError(
+            f"cap = {int(c.max())} does not fit {cdt}; enable 64-bit mode "
+            "(jax.config.update('jax_enable_x64', True)) for larger capacities")
+    nv = _size(np.concatenate([t, h]), n, "n")
+    _in_range(t, nv, "tail", "n")
+    _in_range(h, nv, "head", "n")
+    m = _count(t.size, "number of arcs")
+    vc = _capacity(nv, vertex_capacity, "vertex_capacity")
+    ac = _capacity(m, arc_capacity, "arc_capacity")
+    _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
+    ids = np.arange(m)
+    # residual arcs: forward k = arc k, reverse k + m = arc k reversed
+    src = np.concatenate([t, h])
+    dst = np.concatenate([h, t])
+    fwd = np.concatenate([np.ones(m, bool), np.zeros(m, bool)])
+    arc = np.concatenate([ids, ids])
+    second = dst if layout == "bcsr" else ~fwd
+    third = ~fwd if layout == "bcsr" else dst
+    order = np.lexsort((arc, third, second, src))
+    pos = np.empty(2 * m, np.int64)
+    pos[order] = np.arange(2 * m)
+    rev = np.arange(2 * ac, dtype=np.int64)
+    rev[pos] = pos[(np.arange(2 * m) + m) % max(2 * m, 1)]
+    res = _csr(src, dst, vc, vc, 2 * ac, order=order)
+    pad = lambda a, fill, dt=np.int32: np.pad(a, (0, ac - m), constant_values=fill).astype(dt)
+    return dict(tail=_i32(pad(t, vc)), head=_i32(pad(h, vc)), cap=device(pad(c, 0, cdt)),
+                res=res,
+                res_arc=_i32(np.pad(arc[order], (0, 2 * (ac - m)), constant_values=ac)),
+                res_forward=device(np.pad(fwd[order], (0, 2 * (ac - m)))),
+                res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
+                vertex_cap=vc, arc_cap=ac, layout=layout)
+
+
+def _sizes(x, count_from, name: str) -> np.ndarray:
+    """Per-graph sizes of a batch: a 1-D array of non-negative ints that fit int32."""
+    if x is None:
+        raise GraphInputError(f"{name} must be given per graph (an array) with graph_index")
+    a = _ids(np.atleast_1d(x), name)
+    if a.size == 0:
+        raise GraphInputError(f"{name} must hold at least one graph's size")
+    if (a < 0).any():
+        i = int(np.flatnonzero(a < 0)[0])
+        raise GraphInputError(f"{name}[{i}] = {int(a[i])} is negative")
+    if count_from is not None and a.size != count_from:
+        raise GraphInputError(f"{name} has {a.size} sizes, the other sizes {count_from}: one per graph each")
+    _count(int(a.max()), name)
+    return a
+
+
+def _bipartite_batch(rows, cols, n_rows, n_cols, graph_index, duplicates, caps):
+    """:meth:`BipartiteGraph.from_edges` with ``graph_index``: the stacked batch in one pass."""
+    r, c, g = _ids(rows, "rows"), _ids(cols, "cols"), _ids(graph_index, "graph_index")
+    if not r.shape == c.shape == g.shape:
+        raise GraphInputError(f"rows, cols and graph_index must have the same length, got {r.size}, {c.size} "
+                              f"and {g.size}")
+    nr = _sizes(n_rows, None, "n_rows")
+    nc = _sizes(n_cols, nr.size, "n_cols")
+    count = nr.size
+    _in_range(g, count, "graph_index", "the number of graphs")
+    _local_ids(r, g, nr, "rows", "n_rows")
+    _local_ids(c, g, nc, "cols", "n_cols")
+    br = (max(int(nr.max()), 1) - 1).bit_length()   # bits of a row id, of a column id: keys by shifts
+    bc = (max(int(nc.max()), 1) - 1).bit_length()
+    if (count - 1).bit_length() + br + bc > 62:
+        raise GraphInputError("the batch's graphs times rows times columns must stay below 2**62")
+    keys = _sorted_unique((g << (br + bc)) | (r << bc) | c, duplicates, "edge (row, col) of a graph")
+    g, r, c = keys >> (br + bc), (keys >> bc) & ((1 << br) - 1), keys & ((1 << bc) - 1)
+    m = np.bincount(g, minlength=count)
+    _count(int(m.max()), "number of edges")
+    rc = _capacity(int(nr.max()), caps[0], "row_capacity")
+    cc = _capacity(int(nc.max()), caps[1], "col_capacity")
+    ec = _capacity(int(m.max()), caps[2], "edge_capacity")
+    t = np.sort((g << (br + bc)) | (c << br) | r)   # the same edges by (graph, col, row): nothing rides along
+    gt, ct, rt = t >> (br + bc), (t >> br) & ((1 << bc) - 1), t & ((1 << br) - 1)
+    return dict(by_col=_batched_csr(gt, ct, rt, count, cc, rc, ec),
+                by_row=_batched_csr(g, r, c, count, rc, cc, ec),
+                n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m), row_cap=rc, col_cap=cc, edge_cap=ec)
+
+
+def _local_ids(ids, g, sizes, name: str, size_name: str) -> None:
+    """Raise unless every ``ids[k]`` lies in [0, sizes[g[k]]) (ids local to their own graph)."""
+    bad = np.flatnonzero((ids < 0) | (ids >= sizes[g]))
+    if bad.size:
+        i = int(bad[0])
+        raise GraphInputError(f"{name}[{i}] = {int(ids[i])} is out of range [0, {int(sizes[g[i]])}) for graph "
+                              f"{int(g[i])}'s {size_name}")
+
+
+def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
+    """:meth:`Graph.from_edges` with ``graph_index``: the stacked batch in one pass."""
+    u, v, g = _ids(u, "u"), _ids(v, "v"), _ids(graph_index, "graph_index")
+    if not u.shape == v.shape == g.shape:
+        raise GraphInputError(f"u, v and graph_index must have the same length, got {u.size}, {v.size} and {g.size}")
+    nv = _sizes(n, None, "n")
+    count = nv.size
+    _in_range(g, count, "graph_index", "the number of graphs")
+    _local_ids(u, g, nv, "u", "n")
+    _local_ids(v, g, nv, "v", "n")
+    wdt = _float_dtype()
+    w = np.ones(u.size) if weights is None else _values(weights, u.size, "weights", integer=False)
+    b = (max(int(nv.max()), 1) - 1).bit_length()
+    if (count - 1).bit_length() + 2 * b > 62:
+        raise GraphInputError("the batch's graphs times vertices squared must stay below 2**62")
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    keys, inv = _merge((g << 2 * b) | (lo << b) | hi, duplicates, "edge {u, v} of a graph")
+    w = np.bincount(inv, weights=w, minlength=keys.size)
+    with np.errstate(over="ignore"):
+        w, w64 = w.astype(wdt), w
+    big = np.flatnonzero(~np.isfinite(w))
+    if big.size:
+        raise GraphInputError(f"weight {float(w64[big[0]]):.4g} of an edge does not fit {wdt}; scale the weights "
+                              "or enable 64-bit mode (jax.config.update('jax_enable_x64', True))")
+    g, lo, hi = keys >> 2 * b, (keys >> b) & ((1 << b) - 1), keys & ((1 << b) - 1)
+    off = lo != hi
+    eg, src, dst, ww = (np.concatenate([x, y[off]]) for x, y in ((g, g), (lo, hi), (hi, lo), (w, w)))
+    o = np.argsort((eg << 2 * b) | (src << b) | dst, kind="stable")
+    m, ne = np.bincount(g, minlength=count), np.bincount(eg, minlength=count)
+    _count(int(ne.max()), "number of stored entries")
+    vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
+    ec = _capacity(int(ne.max()), caps[1], "entry_capacity")
+    weighted = weights is not None or bool(np.any(w != 1))
+    return dict(adj=_batched_csr(eg[o], src[o], dst[o], count, vc, vc, ec, ww[o], wdt), n=_i32(nv), n_edges=_i32(m),
+                n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
+
+
+def _sort_keys(keys) -> np.ndarray:
+    """The order sorting by the ``(array, bound)`` keys, first key first (``np.lexsort`` of the reversed
+    arrays): one argsort of the keys packed into one int64 where their bounds fit 62 bits (faster than
+    lexsort; see experiments/RESULTS.md), else lexsort."""
+    bits = [max(int(bound) - 1, 1).bit_length() for _, bound in keys]
+    if sum(bits) > 62:
+        return np.lexsort([k.astype(np.int64) for k, _ in reversed(keys)])
+    packed = np.zeros(keys[0][0].size, np.int64)
+    for (k, _), b in zip(keys, bits):
+        packed = (packed << b) | k.astype(np.int64)
+    return np.argsort(packed, kind="stable")
+
+
+def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
+    """:meth:`FlowNetwork.from_edges` with ``graph_index``: the stacked batch in one pass."""
+    t, h, g = _ids(tail, "tail"), _ids(head, "head"), _ids(graph_index, "graph_index")
+    if not t.shape == h.shape == g.shape:
+        raise GraphInputError(f"tail, head and graph_index must have the same length, got {t.size}, {h.size} "
+                              f"and {g.size}")
+    c = _values(cap, t.size, "cap", integer=True)
+    cdt = jnp.dtype(jnp.int64) if jax.config.jax_enable_x64 else jnp.dtype(jnp.int32)
+    if c.size and int(c.max()) > np.iinfo(cdt).max:
+        raise GraphInputError(f"cap = {int(c.max())} does not fit {cdt}; enable 64-bit mode "
+                              "(jax.config.update('jax_enable_x64', True)) for larger capacities")
+    nv = _sizes(n, None, "n")
+    count = nv.size
+    _in_range(g, count, "graph_index", "the number of graphs")
+    _local_ids(t, g, nv, "tail", "n")
+    _local_ids(h, g, nv, "head", "n")
+    by_graph = np.argsort(g, kind="stable")   # each network's arcs in their input order
+    t, h, c, g = t[by_graph], h[by_graph], c[by_graph], g[by_graph]
+    m = np.bincount(g, minlength=count)
+    first = np.concatenate([[0], np.cumsum(m)])
+    vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
+    ac = _capacity(int(m.max()), caps[1], "arc_capacity")
+    _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
+    total = t.size
+    ids = np.arange(total) - first[g]   # arc ids local to each network
+    # residual entries: forward i = arc i, reverse i + total; sorted by network, then as one network's
+    src, dst = np.concatenate([t, h]), np.concatenate([h, t])
+    fwd = np.concatenate([np.ones(total, bool), np.zeros(total, bool)])
+    arc, eg = np.concatenate([ids, ids]), np.concatenate([g, g])
+    second, third = ((dst, vc), (~fwd, 2)) if layout == "bcsr" else ((~fwd, 2), (dst, vc))
+    order = _sort_keys([(eg, count), (src, vc), second, third, (arc, ac)])
+    local = np.empty(2 * total, np.int64)   # each entry's position in its network's residual arrays
+    local[order] = np.arange(2 * total) - 2 * first[eg[order]]
+    rev = np.tile(np.arange(2 * ac, dtype=np.int64), (count, 1))
+    rev[eg, local] = local[(np.arange(2 * total) + total) % max(2 * total, 1)]
+    res = _batched_csr(eg[order], src[order], dst[order], count, vc, vc, 2 * ac)
+    res_arc = np.full((count, 2 * ac), ac, np.int64)
+    res_arc[eg[order], local[order]] = arc[order]
+    res_fwd = np.zeros((count, 2 * ac), bool)
+    res_fwd[eg[order], local[order]] = fwd[order]
+    tt, hh, cc = np.full((count, ac), vc, np.int32), np.full((count, ac), vc, np.int32), np.zeros((count, ac), cdt)
+    tt[g, ids], hh[g, ids], cc[g, ids] = t, h, c
+    return dict(tail=device(tt), head=device(hh), cap=device(cc), res=res, res_arc=_i32(res_arc),
+                res_forward=device(res_fwd), res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
+                vertex_cap=vc, arc_cap=ac, layout=layout)

@@ -1,0 +1,139 @@
+"""The pytree machinery of the graph containers, and the padded CSR arrays they hold.
+
+Every container (:class:`~jaxmatch.BipartiteGraph`, :class:`~jaxmatch.Graph`,
+:class:`~jaxmatch.FlowNetwork`, :class:`CSR` and the stable-marriage
+``Preferences``) is a frozen dataclass registered as a JAX pytree by
+``_pytree``: fields made with ``_static()`` (the capacities, the flow layout)
+are static metadata, part of the jit cache key; every other field is an
+array leaf. :class:`CSR` is one direction of adjacency; ``_csr`` builds it
+for one graph and ``_batched_csr`` for a stack of graphs in one pass, both on
+the host with NumPy, and move the result to the device once.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxmatch._ops import device
+
+
+def _pytree(cls):
+    """Frozen dataclass registered with JAX; fields marked static are metadata."""
+    cls = dataclasses.dataclass(frozen=True, repr=False, eq=False)(cls)
+    fields = dataclasses.fields(cls)
+    meta = [f.name for f in fields if f.metadata.get("static")]
+    data = [f.name for f in fields if not f.metadata.get("static")]
+    return jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
+
+
+def _static():
+    return dataclasses.field(metadata={"static": True})
+
+
+def _i32(a) -> jax.Array:
+    return device(a, np.int32)
+
+
+@_pytree
+class CSR:
+    """One direction of adjacency in padded compressed sparse row (CSR) form.
+
+    Row ``v`` holds the entries ``indptr[v]`` to ``indptr[v + 1] - 1``, sorted
+    by (source, target). Besides the usual ``indptr``/``indices`` pair, every
+    entry also stores its source in ``src`` (the COO row array), so that an
+    edge-parallel step is one ``jax.ops.segment_*`` call with
+    ``segment_ids=src`` and a static ``num_segments``, with no search of
+    ``indptr``. Padding entries past the true edge count point at the
+    sentinel ids (the capacities), which ``segment_*`` and
+    ``.at[...].set(..., mode="drop")`` ignore. A CSR is a field of the graph
+    containers, never built on its own.
+
+    Attributes:
+        indptr: int32 ``[n_cap + 1]``, row offsets; rows of the vertices past
+            the true size are empty.
+        indices: int32 ``[e_cap]``, the target id of each entry; the target
+            set's capacity in padding.
+        src: int32 ``[e_cap]``, the source id of each entry; ``n_cap`` in
+            padding.
+        weights: ``[e_cap]`` float array of entry weights (0 in padding), or
+            None for an unweighted pattern.
+
+    Example:
+        >>> import jaxmatch
+        >>> g = jaxmatch.BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1])
+        >>> g.by_row.indptr.tolist(), g.by_row.indices.tolist(), g.by_row.src.tolist()
+        ([0, 1, 3], [1, 0, 1, 2], [0, 1, 1, 2])
+    """
+
+    indptr: jax.Array
+    indices: jax.Array
+    src: jax.Array
+    weights: Any = None
+
+
+CSR.__module__ = "jaxmatch.graph"   # its public home: reprs and pickles name it there
+
+
+def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None) -> CSR:
+    """CSR of entries src -> dst in ``order`` (default: sorted by (src, dst), stably;
+    ``"sorted"``: already in that order)."""
+    if order is None:  # one int64 key: one sort instead of a lexsort on two keys
+        order = np.argsort(src * np.int64(dst_cap) + dst, kind="stable")
+    presorted = isinstance(order, str) and order == "sorted"
+    if not presorted:
+        src, dst = src[order], dst[order]
+    m = src.size
+    indptr = np.zeros(n_cap + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n_cap), out=indptr[1:])
+    s = np.full(e_cap, n_cap, np.int64)
+    d = np.full(e_cap, dst_cap, np.int64)
+    s[:m], d[:m] = src, dst
+    w = None
+    if weights is not None:
+        w = np.zeros(e_cap, wdtype)
+        w[:m] = weights if presorted else weights[order]
+        w = device(w)
+    return CSR(_i32(indptr), _i32(d), _i32(s), w)
+
+
+def _transpose_order(r: np.ndarray, c: np.ndarray, nr: int, nc: int) -> np.ndarray:
+    """The permutation taking (r, c) pairs sorted by (r, c), all distinct, to (c, r) order.
+
+    scipy's CSR -> CSC conversion (one counting pass instead of a sort; see
+    experiments/RESULTS.md), checked, with a stable argsort by c as the fallback.
+    """
+    import scipy.sparse as sp
+    if r.size < 2:
+        return np.arange(r.size)
+    indptr = np.zeros(nr + 1, np.int64)
+    np.cumsum(np.bincount(r, minlength=nr), out=indptr[1:])
+    a = sp.csr_array((np.arange(r.size, dtype=np.int32), c.astype(np.int32), indptr.astype(np.int32)),
+                     shape=(nr, nc))
+    order = a.tocsc().data.astype(np.int64)
+    k = c[order] * max(nr, 1) + r[order]
+    if order.size != r.size or not np.all(k[1:] > k[:-1]):
+        order = np.argsort(c, kind="stable")
+    return order
+
+
+def _batched_csr(g, src, dst, count: int, n_cap: int, dst_cap: int, e_cap: int, weights=None, wdtype=None) -> CSR:
+    """The CSRs of ``count`` graphs stacked ([count, ...] arrays): entry k of graph ``g[k]`` is
+    ``src[k] -> dst[k]`` (of weight ``weights[k]``), the entries sorted by (g, src, dst)."""
+    starts = np.zeros(count + 1, np.int64)
+    np.cumsum(np.bincount(g, minlength=count), out=starts[1:])
+    flat = np.arange(g.size) + (g * e_cap - starts[g])   # entry k's place in the [count, e_cap] arrays
+    indptr = np.zeros((count, n_cap + 1), np.int32)
+    np.cumsum(np.bincount(g * n_cap + src, minlength=count * n_cap).reshape(count, n_cap), axis=1,
+              out=indptr[:, 1:])
+    s = np.full(count * e_cap, n_cap, np.int32)
+    d = np.full(count * e_cap, dst_cap, np.int32)
+    s[flat], d[flat] = src, dst
+    w = None
+    if weights is not None:
+        w = np.zeros(count * e_cap, wdtype)
+        w[flat] = weights
+        w = device(w.reshape(count, e_cap))
+    return CSR(device(indptr), device(d.reshape(count, e_cap)), device(s.reshape(count, e_cap)), w)

@@ -1,0 +1,154 @@
+"""One level's graph (:class:`Level`) and its entries grouped by degree bucket (:class:`Buckets`).
+
+Every level of the Louvain solver stores its graph in arrays of the input's
+vertex and entry capacity, padded with the sentinel id (the vertex capacity):
+:class:`Level` holds the entries (source, target, weight) sorted by (source,
+target) and the true vertex count. The degree buckets of the paper
+(Section 4.1 of Paper III: vertices with 1-4, 5-8, 9-16, 17-32, 33-84, 85-319
+and >= 320 stored entries) do not change during a level, so
+:func:`group_by_bucket` sorts the non-loop entries once per level by the
+bucket of their source, with one stable sort: inside a bucket they stay sorted
+by (source, target), and bucket b's entries are the contiguous range
+``start[b] .. start[b] + count[b]``. It also records, per entry, the row of the
+target inside the bucket when the target may move in the same step
+(``d_rank``, used by the bucket step's neighbour lookups), and per bucket the
+longest row (``width``), which picks the bucket step's grouping method.
+Per-bucket counts use run lengths and one masked reduction per bucket rather
+than a scatter into a few addresses (on a GPU, updates to one address
+serialise). Cost per level: one sort of the level's entries and O(entries + n)
+gathers and reductions.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxmatch._ops import INT_MAX, take
+from jaxmatch.community.config import DEFAULT, Config
+from jaxmatch.community.modularity import degrees
+from jaxmatch.community.size_classes import by_class
+
+# Degree buckets of the paper (Section 4.1): bucket b holds the vertices whose
+# number of stored entries d satisfies BUCKETS[b] < d <= BUCKETS[b + 1].
+BUCKETS = (0, 4, 8, 16, 32, 84, 319, int(INT_MAX))
+N_BUCKETS = len(BUCKETS) - 1
+
+
+class Level(NamedTuple):
+    """The graph of one level, in the input's capacities (sentinel = vertex_cap)."""
+    src: jax.Array     # [E] entry sources, sorted by (src, dst)
+    dst: jax.Array     # [E]
+    w: jax.Array       # [E] weights, 0 in padding
+    n: jax.Array       # vertices at this level
+
+
+class Buckets(NamedTuple):
+    """A level's non-loop entries grouped by the degree bucket of their source."""
+    s: jax.Array       # [E] sources: bucket 0's entries, then bucket 1's ...; n_cap after the last
+    d: jax.Array       # [E] targets (n_cap in padding)
+    w: jax.Array       # [E] weights (0 in padding)
+    d_rank: jax.Array  # [E] row of d inside the bucket when d is in s's bucket, else -1
+    start: jax.Array   # [N_BUCKETS] first position of each bucket
+    count: jax.Array   # [N_BUCKETS] entries of each bucket
+    width: jax.Array   # [N_BUCKETS] most entries of one vertex (row) in each bucket
+    of: jax.Array      # [N] bucket of each vertex (-1: no stored entry, or padding)
+    k: jax.Array       # [N] weighted degrees (a loop counts twice)
+    loops: jax.Array   # sum of the diagonal entries' contributions to sum_i e_{i -> C(i)}
+    movable: jax.Array  # vertices with a non-loop entry (the ones that can move)
+
+
+def _pad(a, e_cap, fill):
+    return jnp.pad(a, (0, e_cap - a.shape[0]), constant_values=fill)
+
+
+def stable_sort_with_positions(key, key_max: int):
+    """(sorted key, positions in stable order) for int32 keys in [0, key_max].
+
+    Packed into one int32 key-only sort (key * len + position) when it fits:
+    on CPU a key-only sort is faster than a key-value one, and on a GPU it
+    moves half the bytes; otherwise a stable key-value sort (a radix sort of
+    pairs on a GPU).
+    """
+    size = key.shape[0]
+    pos = jnp.arange(size, dtype=jnp.int32)
+    if (key_max + 1) * size - 1 <= INT_MAX:
+        packed = lax.sort(key * size + pos)
+        return packed // size, packed % size
+    return lax.sort((key, pos), num_keys=1, is_stable=True)
+
+
+def vertex_buckets(deg):
+    """Bucket of each vertex by its number of stored entries (-1 when it has none)."""
+    upper = jnp.asarray(BUCKETS[1:-1], deg.dtype)
+    b = jnp.sum(deg[:, None] > upper[None, :], axis=1, dtype=jnp.int32)
+    return jnp.where(deg > 0, b, -1)
+
+
+def run_lengths(ids, n_cap: int):
+    """[n_cap] entries of each id, for ``ids`` whose equal values are contiguous (id n_cap:
+    padding, not counted). By the distance between run heads, where a segment sum of ones over
+    sorted ids costs one atomic per entry on one address per run (on a GPU)."""
+    size = ids.shape[0]
+    pos = jnp.arange(size, dtype=jnp.int32)
+    head = ids != jnp.concatenate([jnp.full(1, -1, ids.dtype), ids[:-1]])
+    nxt = lax.cummin(jnp.where(head, pos, size), reverse=True)
+    nxt = jnp.concatenate([nxt[1:], jnp.full(1, size, nxt.dtype)])
+    return jnp.zeros(n_cap, jnp.int32).at[jnp.where(head, ids, n_cap)].set(nxt - pos, mode="drop")
+
+
+def per_bucket(values, bucket, reduce):
+    """[N_BUCKETS] ``reduce`` (jnp.sum or jnp.max, of non-negative values; 0 when none) of the
+    values of each bucket id (others ignored): one masked reduction per bucket, where a scatter
+    into N_BUCKETS addresses would serialise on a GPU."""
+    return jnp.stack([reduce(jnp.where(bucket == b, values, 0)) for b in range(N_BUCKETS)])
+
+
+def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
+    """Sort the first ``size`` entries of ``gr`` (all its valid ones) by bucket; arrays padded to e_cap.
+
+    ``of`` (the bucket of each vertex) defaults to :func:`vertex_buckets` of
+    the stored-entry counts; a vertex with ``of = -1`` never moves. One
+    stable key-value sort (the key has N_BUCKETS + 1 values).
+    """
+    e_cap = gr.src.shape[0]
+    src, dst, w = gr.src[:size], gr.dst[:size], gr.w[:size]
+    k = degrees(src, dst, w, n_cap)
+    if of is None:
+        of = vertex_buckets(run_lengths(src, n_cap))
+    loop = src == dst
+    key = jnp.where(loop | (src >= n_cap), N_BUCKETS, take(of, src, N_BUCKETS))
+    key = jnp.where(key < 0, N_BUCKETS, key)
+    _, perm = stable_sort_with_positions(key, N_BUCKETS)
+    count = per_bucket(jnp.ones_like(key), key, jnp.sum)
+    start = jnp.cumsum(count) - count
+    keep = jnp.arange(size) < jnp.sum(count)
+    s = jnp.where(keep, src[perm], n_cap)
+    d = jnp.where(keep, dst[perm], n_cap)
+    ww = jnp.where(keep, w[perm], 0)
+    kb = key[perm]
+    # rows: the vertices with entries, numbered inside their bucket in id order (the numbering
+    # move_bucket's windows use); d_rank: the row of the entry's target when it is in the same
+    # bucket (it may move in the same step), else -1
+    head = keep & (s != jnp.concatenate([jnp.full(1, n_cap, s.dtype), s[:-1]]))
+    row = jnp.cumsum(head, dtype=jnp.int32) - 1
+    rows = per_bucket(head.astype(jnp.int32), kb, jnp.sum)
+    rank_here = row - take(jnp.cumsum(rows) - rows, kb, 0)
+    rank = jnp.full(n_cap, -1, jnp.int32).at[jnp.where(head, s, n_cap)].set(rank_here, mode="drop")
+    d_rank = jnp.where(keep & (take(of, d, -1) == kb), take(rank, d, -1), -1)
+    row_len = run_lengths(s, n_cap)
+    width = per_bucket(row_len, of, jnp.max)
+    loops = 2 * jnp.sum(jnp.where(loop & (src < n_cap), w, 0))
+    return Buckets(_pad(s, e_cap, n_cap), _pad(d, e_cap, n_cap), _pad(ww, e_cap, 0),
+                   _pad(d_rank, e_cap, -1), start.astype(jnp.int32), count.astype(jnp.int32),
+                   width.astype(jnp.int32), of, k, loops,
+                   jnp.sum(row_len > 0, dtype=jnp.int32))
+
+
+def buckets_of(gr: Level, n_cap: int, of=None, axis=None, cfg: Config = DEFAULT) -> Buckets:
+    """:func:`group_by_bucket` on the smallest window class holding the level's entries."""
+    e_cap = gr.src.shape[0]
+    used = jnp.sum(gr.src < n_cap)
+    return by_class(lambda size, gr: group_by_bucket(gr, n_cap, size, of), used, e_cap, gr, axis=axis, cfg=cfg)

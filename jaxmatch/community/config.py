@@ -1,0 +1,85 @@
+"""Options of the Louvain solver: the static :class:`Config` and the traced :class:`Options`.
+
+:class:`Config` holds the knobs that change the compiled program (window
+classes, the grouping method of a bucket, the bucket order, the sort method):
+a hashable NamedTuple passed to ``jit`` as a static argument, so it is part of
+the cache key and never a module global read at trace time.
+:func:`jaxmatch.louvain` takes one as ``config=``. :class:`Options` holds the
+numeric options as traced scalars (resolution, thresholds, bounds): changing
+them does not recompile. ``DEFAULT_MAX_LEVELS`` and ``DEFAULT_MAX_ITERS`` are
+the defaults of ``max_levels`` and ``max_iters``, and also the smallest static
+sizes of the level and iteration records.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+
+DEFAULT_MAX_LEVELS = 32
+DEFAULT_MAX_ITERS = 100
+
+
+class Config(NamedTuple):
+    """The static knobs of :func:`jaxmatch.louvain`.
+
+    Hashable, so ``jit`` takes it as a static argument and it is part of the
+    cache key. The window classes, the in-row grouping and the sort method
+    change the compiled program only: every value gives the same partition,
+    bit for bit. ``order`` and ``resolve_rounds`` change which moves are made.
+
+    Attributes:
+        single_class_max: entry capacities up to this use one window class,
+            the whole capacity (no ``lax.switch``: under ``vmap`` a switch runs
+            every branch). Default ``1 << 18``.
+        window_min: the smallest window class of larger capacities: they get
+            e_cap, 3/4, 1/2, 1/4, 1/8 of it (``fine_classes`` classes a factor
+            2 apart), then classes a factor 4 apart down to ``window_min``
+            (:func:`jaxmatch.community.size_classes.window_classes`). Default
+            ``1 << 16``.
+        shared_min: the smallest class when a vmapped batch shares its classes
+            (``axis_name``). Default ``1 << 7``.
+        fine_classes: the number of classes a factor 2 apart. Default 4.
+        shift_max: buckets whose rows hold at most ``shift_max`` entries group
+            their (vertex, C(j)) pairs by comparing each entry with the ones
+            before it in its row; wider ones by a sort
+            (:func:`jaxmatch.community.moves.move_bucket`). Default 32.
+        shift_unroll: offsets compared per loop step of that in-row grouping.
+            Default 4.
+        resolve_rounds: rounds of conflict resolution
+            (:func:`jaxmatch.community.moves.resolve_conflicts`). Default 2.
+        order: the order of the degree buckets in a sweep
+            (:mod:`jaxmatch.community.louvain`, "Bucket order"): 0 the paper's,
+            lowest degrees first; 1 highest first; 2 (default) lowest first on
+            the first level, and on the coarse levels and in the refinement
+            both orders from the same start, keeping the run at the higher
+            modularity.
+        sort_method: how :func:`jaxmatch.community.aggregation.pair_groups`
+            sorts: ``"auto"`` (default: by ``jax.default_backend()``),
+            ``"kv"`` (key-value sorts, radix sorts on a GPU) or ``"key"``
+            (key-only or two-key sorts).
+    """
+    single_class_max: int = 1 << 18
+    window_min: int = 1 << 16
+    shared_min: int = 1 << 7
+    fine_classes: int = 4
+    shift_max: int = 32
+    shift_unroll: int = 4
+    resolve_rounds: int = 2
+    order: int = 2
+    sort_method: str = "auto"
+
+
+DEFAULT = Config()
+
+
+class Options(NamedTuple):
+    """Traced options (changing them does not recompile)."""
+    resolution: jax.Array
+    threshold: jax.Array
+    threshold_large: jax.Array
+    large_graph: jax.Array
+    max_levels: jax.Array    # levels run at most (<= the static level capacity)
+    max_iters: jax.Array     # iterations of one level at most (<= the static iteration capacity)
+    refine: jax.Array        # bool: refine the final partition on the input graph
+    order: jax.Array         # bucket order (Config.order): 0 lowest degrees first, 1 highest first, 2 both

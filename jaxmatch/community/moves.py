@@ -1,0 +1,386 @@
+"""The local-moving phase (Algorithms 1 and 2 of Paper III): modularity optimisation on one level.
+
+:func:`optimise` (Algorithm 1) starts from a partition of the level's graph
+(singletons on a fresh level, the final partition in the refinement) and runs
+*iterations* (sweeps). A sweep runs the non-empty degree buckets in turn,
+lowest degrees first as the paper does (or highest first, ``high``); inside a
+bucket all vertices choose a move at once (:func:`move_bucket`, Algorithm 2)
+and move together. The community totals a_c and sizes are updated after each
+bucket by the movers' degrees (and recomputed exactly once per sweep), so
+later buckets see the moves of earlier ones. Sweeps repeat while one raises
+the modularity by at least the threshold, at most ``max_iters`` times; a sweep
+that still lowers it (float rounding only, after the filters below) is undone
+and ends the level. :func:`level_sweeps` runs :func:`optimise` in one bucket
+order or in both from the same start, and keeps the run at the higher
+modularity.
+
+**Compute move** (Algorithm 2, :func:`move_bucket`). The GPU code accumulates
+e_{i->c} in per-vertex hash tables. Here the bucket's entries (i, j) are read
+through a window of static length (the smallest size class that holds the
+bucket, :func:`jaxmatch.community.size_classes.window_classes`) and grouped by
+(vertex, C(j)) pair. In a bucket whose rows hold at most ``Config.shift_max``
+entries (every bucket of a mesh or road graph) each entry is compared with
+the ``width - 1`` entries before it (rows are contiguous), which finds the
+pair's first entry without a sort, ``Config.shift_unroll`` offsets per fused
+pass; wider buckets are sorted by C(j) with one stable sort (C(j) as key,
+position as value or packed into the key: a radix sort on a GPU): since they
+were sorted by i, the result is ordered by (C(j), i), so every pair is one run
+of equal keys. A segment sum over the pairs gives e_{i->c} (both ways add a
+pair's weights in entry order: the same bits, deterministic). The gain of
+Eq. (2), with the null-model term scaled by ``resolution``::
+
+    dQ = (e_{i->c} - e_{i->C(i)\\{i}}) / m + k_i (a_{C(i)\\{i}} - a_c) / (2 m^2)
+
+is maximised by a segment max per vertex, ties to the lowest community id by
+a segment min; the vertex moves when the best gain is positive. The
+singleton rule of the paper (after Lu, Halappanavar and Kalyanaraman,
+"Parallel heuristics for scalable community detection", Parallel Computing,
+2015): a vertex alone in its community may join another one-vertex community
+c only if c < C(i). It is applied, as its purpose is, to the pairs that move at
+the same time: c's vertex is in the same bucket. The paper's wording (every
+singleton pair) also blocks moves toward singletons of other buckets, which do
+not move then, and costs modularity on power-law and RMAT graphs; swaps inside
+a bucket are still blocked, and (b) below covers the rest.
+
+**Safe parallel moves.** In a bucket, all vertices move at once on gains
+computed as if nobody else moved. On sparse planar graphs (road grids,
+Delaunay meshes: every vertex in the first buckets) the paper's rules alone
+let neighbours swap or chase each other's communities, and the modularity
+ends below the sequential method's. Three O(entries) filters fix that:
+
+- (a) *interaction bound*: Eq. (2) of vertex i is lowered by
+  ``resolution * k_i * (K_in(target) + K_out(source) - 2 k_i) / (4 m^2)``,
+  half the null-model cost of all other vertices that intend to enter i's
+  target or leave i's source in the same bucket; a move whose bounded gain is
+  not positive waits for the next iteration.
+- (b) *conflict resolution* (:func:`resolve_conflicts`): moves of neighbours
+  i and j conflict when one enters the community the other leaves (a swap, or
+  i joining C(j) while j leaves it); in ``Config.resolve_rounds`` rounds, a
+  move survives when its bounded gain beats (ties: smaller id) every
+  undecided conflicting neighbour's, and beaten neighbours drop out; moves
+  still undecided wait. Together, (a) and (b) guarantee that the bucket's
+  moves raise the modularity at least by the sum of their bounded gains (the
+  pairwise interaction terms left are all non-negative), the property the
+  sequential method has.
+- (c) *exclusive moves* (:func:`exclusive_moves`): where (a) and (b) leave a
+  bucket no move (on a clique every vertex's bound cancels its whole gain),
+  the candidates that are the best among all candidates touching their source
+  or target community move; they touch disjoint communities, so Q rises by
+  exactly their gains, and a level ends only at a local optimum of single
+  moves (``certify.check_local_optimum``).
+
+**Few atomics.** A scatter costs one atomic per update on a GPU, and updates
+to one address serialise. The segment reductions over a row's entries where
+few entries count (the own community, the best target, conflicts) scatter
+only those (:func:`sparse_reduce`).
+
+Cost, per sweep, per non-empty bucket (a window is at most twice its bucket,
+4/3 of it in the largest classes, or ``Config.window_min``): the grouping
+(``ceil((width - 1) / shift_unroll)`` passes when the bucket's rows hold at
+most ``Config.shift_max`` entries, else a sort: a key-only sort of
+``C(j) * W + position`` when that fits an int32, else a stable key-value sort,
+then three gathers by the permutation and a cumsum); about 25 gathers and 18
+scatters / segment reductions of window length (neighbour lookups use the rows
+of the window, through ``d_rank`` computed once per level); O(n) per sweep for
+a_c and Q, and one pass over the level's entries for Q.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxmatch._ops import take
+from jaxmatch.community.buckets import N_BUCKETS, Buckets, stable_sort_with_positions
+from jaxmatch.community.config import DEFAULT, Config, Options
+from jaxmatch.community.size_classes import by_class, window_classes
+
+class OptState(NamedTuple):
+    comm: jax.Array    # [N] community of each vertex (N for padding)
+    tot: jax.Array     # [N] a_c
+    size: jax.Array    # [N] vertices of each community
+    q: jax.Array       # modularity of comm on this level's graph
+    it: jax.Array
+    moves: jax.Array   # [max_iters] vertices moved per iteration
+    go: jax.Array
+
+
+def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
+                group: str = "sort", cfg: Config = DEFAULT):
+    """Algorithm 2 for every vertex of bucket ``b`` at once; returns (comm, tot, size, moved).
+
+    ``comm`` communities [N], ``tot`` = a_c, ``size`` community sizes,
+    ``inv2m`` = 1 / 2m (0 when m = 0: nothing moves). The bucket's entries are
+    read through a window of static length ``window`` >= count[b]. All
+    per-vertex work is on the window's rows (W-sized arrays); N-sized arrays
+    are read by gathers and written by scatters of W values, and two are
+    filled (the interaction bound's community sums).
+    """
+    n_cap, e_cap, W = comm.shape[0], bk.s.shape[0], window
+    first, cnt = bk.start[b], bk.count[b]
+    lo = jnp.clip(first, 0, e_cap - W)
+    cut = lambda a: lax.dynamic_slice(a, (lo,), (W,))
+    pos = lo + jnp.arange(W, dtype=jnp.int32)
+    valid = (pos >= first) & (pos < first + cnt)
+    s = jnp.where(valid, cut(bk.s), n_cap)
+    d = jnp.where(valid, cut(bk.d), n_cap)
+    w = jnp.where(valid, cut(bk.w), 0)
+    jr = jnp.where(valid, cut(bk.d_rank), -1)
+    # rows: the bucket's vertices in the window, numbered 0 .. R-1 in order
+    row_head = valid & (s != jnp.concatenate([jnp.full(1, n_cap, s.dtype), s[:-1]]))
+    rid = jnp.maximum(jnp.cumsum(row_head, dtype=jnp.int32) - 1, 0)   # sorted; masked entries harmless
+    vertex = jnp.full(W, n_cap, jnp.int32).at[jnp.where(row_head, rid, W)].set(s, mode="drop")
+    real_row = vertex < n_cap
+    k_row = take(bk.k, vertex, 0)
+    comm_row = take(comm, vertex, n_cap)
+
+    c = jnp.where(valid, take(comm, d, n_cap), n_cap)
+    if group == "shift":
+        # group the entries by (i, C(j)) in place: the first entry of each pair in its row is
+        # found by comparing with the width[b] - 1 entries before it (rows are contiguous and
+        # hold at most width[b] <= shift_max entries; entries further back are in other rows),
+        # shift_unroll offsets per loop step (one fused pass); e_{i->c} sums the pair's weights
+        # in entry order, as the sort below does, so both give the same bits
+        pos = jnp.arange(W, dtype=jnp.int32)
+        unroll = cfg.shift_unroll
+        pad = -(-(cfg.shift_max - 1) // unroll) * unroll
+        cp = jnp.concatenate([jnp.full(pad, -1, c.dtype), c])
+        rp = jnp.concatenate([jnp.full(pad, -1, rid.dtype), rid])
+
+        def earlier(t, first):
+            for u in range(unroll):                          # larger offsets later: the first copy wins
+                k = t * unroll + u + 1
+                same = ((lax.dynamic_slice(cp, (pad - k,), (W,)) == c)
+                        & (lax.dynamic_slice(rp, (pad - k,), (W,)) == rid))
+                first = jnp.where(same, pos - k, first)
+            return first
+
+        first = lax.fori_loop(0, (bk.width[b] + unroll - 2) // unroll, earlier, pos)
+        sc, srid, jrs = c, rid, jr
+        head = valid & (first == pos)
+        e_ic = jax.ops.segment_sum(w, first, W)            # at each pair's first entry
+    else:
+        # group the entries by (C(j), i): one stable sort by C(j) (entries are sorted by i)
+        sc, perm = stable_sort_with_positions(c, n_cap)
+        srid, sw, sv, jrs = rid[perm], w[perm], sc < n_cap, jr[perm]
+        head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
+                     | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
+        run = jnp.cumsum(head, dtype=jnp.int32) - 1
+        # the window's unused entries (sorted last) are dropped, not added (0) to the last pair: on
+        # a GPU that was millions of atomics on one address, half of an RMAT run (RESULTS.md, issue 27)
+        e_ic = jax.ops.segment_sum(sw, jnp.where(sv, jnp.maximum(run, 0), W), W,
+                                   indices_are_sorted=True)[jnp.maximum(run, 0)]
+    ci = comm_row[srid]
+    own = head & (sc == ci)
+    e_own = sparse_reduce("add", e_ic, srid, own, W, 0)           # e_{i -> C(i) \ {i}}
+    single = size == 1
+    blocked = (take(single, ci, False) & take(single, sc, False) & (sc > ci)
+               & (jrs >= 0))                                       # the singleton rule
+    allowed = head & ~own & ~blocked
+    # m * dQ of Eq. (2) = score(target) - stay; score holds the terms that depend on the target
+    score = jnp.where(allowed, e_ic - resolution * k_row[srid] * take(tot, sc, 0) * inv2m, -jnp.inf)
+    best = sparse_reduce("max", score, srid, allowed, W, -jnp.inf)
+    at_best = allowed & (score == best[srid])
+    target = sparse_reduce("min", sc, srid, at_best, W, n_cap)         # ties: lowest id
+    stay = e_own - resolution * k_row * (take(tot, comm_row, 0) - k_row) * inv2m
+    move = real_row & (target < n_cap) & (best > stay) & (inv2m > 0)
+    # (a) the interaction bound: half the null-model cost of the other movers in and out
+    km = jnp.where(move, k_row, 0)
+    k_in = jax.ops.segment_sum(km, jnp.where(move, target, n_cap), n_cap)
+    k_out = jax.ops.segment_sum(km, jnp.where(move, comm_row, n_cap), n_cap)
+    crowd = take(k_in, target, 0) + take(k_out, comm_row, 0) - 2 * k_row
+    gain = best - stay - resolution * k_row * crowd * inv2m / 2
+    move = move & (gain > 0)
+    # (b) conflicts between neighbours
+    move = resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, cfg.resolve_rounds)
+    # (c) when (a) and (b) leave the bucket no move, the exclusive moves (see exclusive_moves)
+    move, target = lax.cond(
+        jnp.any(move), lambda: (move, target),
+        lambda: exclusive_moves(head & ~own, sc, srid, e_ic, k_row, tot, stay, real_row, comm_row,
+                                vertex, inv2m, resolution))
+    mover = jnp.where(move, vertex, n_cap)
+    new = jnp.where(move, target, comm_row)
+    comm = comm.at[mover].set(new, mode="drop")
+    km = jnp.where(move, k_row, 0)
+    gone = jnp.where(move, comm_row, n_cap)
+    came = jnp.where(move, target, n_cap)
+    tot = tot.at[gone].add(-km, mode="drop").at[came].add(km, mode="drop")
+    one = move.astype(size.dtype)
+    size = size.at[gone].add(-one, mode="drop").at[came].add(one, mode="drop")
+    return comm, tot, size, jnp.sum(move, dtype=jnp.int32)
+
+
+def exclusive_moves(allowed, sc, srid, e_ic, k_row, tot, stay, real_row, comm_row, vertex,
+                    inv2m, resolution):
+    """The moves of a bucket whose rules (a) and (b) left no move: returns (move, target) per row.
+
+    Every vertex with a positive gain (Eq. (2), no singleton rule, no bound) is a
+    candidate for its best target. A candidate moves when it is the best one
+    (highest gain, ties: smallest id) among all candidates that leave or enter
+    either of its two communities. Movers then touch pairwise disjoint
+    communities, so no two of them are neighbours through a shared community,
+    an edge between two movers is inside none of the four communities before
+    or after, and the modularity rises by exactly the sum of their gains; the
+    best candidate of the bucket always moves. So a sweep ends with no move
+    only when no single vertex move raises Q: the level's partition is a local
+    optimum (on a clique, where every simultaneous move cancels, one vertex
+    moves per bucket and sweep instead of none).
+    """
+    n_cap, W = tot.shape[0], k_row.shape[0]
+    score = jnp.where(allowed, e_ic - resolution * k_row[srid] * take(tot, sc, 0) * inv2m, -jnp.inf)
+    best = sparse_reduce("max", score, srid, allowed, W, -jnp.inf)
+    target = sparse_reduce("min", sc, srid, allowed & (score == best[srid]), W, n_cap)
+    gain = best - stay
+    cand = real_row & (target < n_cap) & (gain > 0) & (inv2m > 0)
+    touched = jnp.concatenate([jnp.where(cand, comm_row, n_cap), jnp.where(cand, target, n_cap)])
+    g2, v2 = jnp.concatenate([gain, gain]), jnp.concatenate([vertex, vertex])
+    top = jnp.full(n_cap, -jnp.inf, gain.dtype).at[touched].max(g2, mode="drop")
+    at_top = g2 == take(top, touched, jnp.inf)
+    first = jnp.full(n_cap, n_cap, vertex.dtype).at[jnp.where(at_top, touched, n_cap)].min(v2, mode="drop")
+    win = cand & (take(first, comm_row, -1) == vertex) & (take(first, target, -1) == vertex)
+    return win, jnp.where(win, target, n_cap)
+
+
+def sparse_reduce(op: str, values, segments, keep, size: int, identity):
+    """Segment ``op`` ("add", "min" or "max") of ``values`` where ``keep``, into ``size``
+    segments that start at ``identity``.
+
+    Like ``jax.ops.segment_*`` of the values masked to the identity, with
+    the same result (every kept value, once), but the entries not kept are
+    dropped before the scatter. On a GPU a scatter costs one atomic per
+    update, and a row's entries hit one address: where most entries are
+    masked (one own community, one best target, few conflicts per row) the
+    masked segment ops serialise on those addresses for nothing
+    (``experiments/profile_louvain.py`` profiles them)."""
+    base = jnp.full(size, identity, values.dtype)
+    return getattr(base.at[jnp.where(keep, segments, size)], op)(values, mode="drop")
+
+
+def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, rounds: int):
+    """The moves (per window row) that survive ``rounds`` rounds of conflict resolution.
+
+    Neighbours i and j conflict when both intend to move and one enters the
+    community the other leaves. A round accepts every undecided mover whose
+    gain beats (ties: smaller id) all its undecided conflicting neighbours,
+    and drops the neighbours of accepted ones. Like a greedy (locally
+    dominant) independent set of the conflict graph, weighted by gain.
+    Entries (i, j) are the window's: d = j, c = C(j), jr = j's row when j is
+    in the bucket (else -1: j does not move now); all lookups are in the
+    window's rows.
+    """
+    j = jnp.maximum(jr, 0)
+    m_j = (jr >= 0) & move[j]
+    conf = m_j & move[rid] & ((target[rid] == c) | (target[j] == comm_row[rid]))
+    g_i, g_j = gain[rid], gain[j]
+    sentinel = jnp.iinfo(jnp.int32).max
+    rows = vertex.shape[0]
+    undecided, accepted = move, jnp.zeros_like(move)
+    for _ in range(rounds):                  # unrolled: no loop (and no host sync per round on a GPU)
+        live = conf & undecided[j]
+        top = sparse_reduce("max", g_j, rid, live, rows, -jnp.inf)
+        tie = sparse_reduce("min", d, rid, live & (g_j == g_i), rows, sentinel)
+        win = undecided & ~(top > gain) & ~(tie < vertex)
+        beaten = sparse_reduce("max", jnp.ones_like(rid), rid, conf & win[j], rows, 0) > 0
+        undecided, accepted = undecided & ~win & ~beaten, accepted | win
+    return accepted
+
+
+def intra(bk: Buckets, comm, size: int):
+    """sum_i e_{i -> C(i)} (= 2 * weight inside communities) from the first ``size`` bucket entries."""
+    n_cap = comm.shape[0]
+    s, d, w = bk.s[:size], bk.d[:size], bk.w[:size]
+    same = (s < n_cap) & (take(comm, s, -1) == take(comm, d, -2))
+    return jnp.sum(jnp.where(same, w, 0)) + bk.loops
+
+
+def sweep_modularity(bk: Buckets, comm, tot, inv2m, resolution, axis=None, cfg: Config = DEFAULT):
+    """Q of ``comm`` (Eq. (1)) on the level's graph; NaN when m = 0."""
+    e_cap = bk.s.shape[0]
+    used = jnp.sum(bk.count)
+    x = tot * inv2m
+    inside = by_class(lambda size, bk, comm: intra(bk, comm, size), used, e_cap, bk, comm, axis=axis, cfg=cfg)
+    q = inside * inv2m - resolution * jnp.sum(x * x)
+    return jnp.where(inv2m > 0, q, jnp.nan)
+
+
+def bucket_order(count, high):
+    """The non-empty degree buckets in sweep order (lowest degrees first, or highest when
+    ``high``), then the empty ones; and the number of non-empty ones."""
+    empty = count == 0
+    order = jnp.where(high, N_BUCKETS - 1 - jnp.argsort(empty[::-1], stable=True),
+                      jnp.argsort(empty, stable=True)).astype(jnp.int32)
+    return order, jnp.sum(~empty, dtype=jnp.int32)
+
+
+def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=None, high=False,
+             cfg: Config = DEFAULT):
+    """Algorithm 1 on one level's graph from communities ``comm`` [N] (N in padding), at most
+    ``opts.max_iters`` iterations (``max_iters``: the static length of the ``moves`` record),
+    buckets highest degrees first when ``high``;
+    another iteration while one raises Q by at least ``t_abs + t_rel * |Q|`` for
+    ``threshold = (t_abs, t_rel)``.
+
+    Returns (comm, q, iterations, moves, hit_max_iters).
+    """
+    n_cap, e_cap = comm.shape[0], bk.s.shape[0]
+    t_abs, t_rel = threshold
+    k = bk.k
+    two_m = jnp.sum(k)
+    inv2m = jnp.where(two_m > 0, 1 / jnp.where(two_m > 0, two_m, 1), 0)
+    real = comm < n_cap
+    tot = jax.ops.segment_sum(k, comm, n_cap)
+    size = jax.ops.segment_sum(real.astype(jnp.int32), comm, n_cap)
+    # the non-empty buckets, lowest (or, high, highest) degrees first (see the module
+    # docstring): the sweep loops over these only (under vmap: the most any graph of the batch has)
+    order, busy = bucket_order(bk.count, high)
+
+    def bucket(j, c):
+        comm, tot, size, moved = c
+        b = order[j]
+        wide = bk.width[b] > cfg.shift_max
+        if axis is not None:
+            wide = lax.pmax(wide.astype(jnp.int32), axis) > 0
+        comm, tot, size, m = lax.cond(
+            wide, *[partial(by_class, partial(_run_bucket, group=kind, cfg=cfg), bk.count[b], e_cap,
+                            classes=window_classes, axis=axis, cfg=cfg) for kind in ("sort", "shift")],
+            bk, comm, tot, size, b, inv2m, opts.resolution)
+        return comm, tot, size, moved + m
+
+    def body(st: OptState) -> OptState:
+        comm, _, size, moved = lax.fori_loop(0, busy, bucket, (st.comm, st.tot, st.size, jnp.int32(0)))
+        tot = jax.ops.segment_sum(k, comm, n_cap)        # exact a_c once per sweep
+        q = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis, cfg)
+        better = q >= st.q
+        return OptState(comm=jnp.where(better, comm, st.comm), tot=jnp.where(better, tot, st.tot),
+                        size=jnp.where(better, size, st.size), q=jnp.where(better, q, st.q),
+                        it=st.it + 1, moves=st.moves.at[st.it].set(moved),
+                        go=(moved > 0) & (q - st.q >= t_abs + t_rel * jnp.abs(q)))
+
+    q0 = sweep_modularity(bk, comm, tot, inv2m, opts.resolution, axis, cfg)
+    st = OptState(comm, tot, size, q0, jnp.int32(0), jnp.zeros(max_iters, jnp.int32), inv2m > 0)
+    st = lax.while_loop(lambda s: s.go & (s.it < jnp.minimum(opts.max_iters, max_iters)), body, st)
+    return st.comm, st.q, st.it, st.moves, st.go
+
+
+def level_sweeps(bk: Buckets, start, opts: Options, threshold, both, max_iters: int, axis=None,
+                 cfg: Config = DEFAULT):
+    """:func:`optimise` of one level from ``start`` in the bucket order ``opts.order`` (0: lowest
+    degrees first, 1: highest first); with ``both``, once in each order, and the run at the
+    higher modularity is kept (ties: lowest first). Returns :func:`optimise`'s tuple for the kept
+    run (its sweeps only). One compiled copy of :func:`optimise`, in a loop of one or two trips."""
+    def trial(t, best):
+        run = optimise(bk, start, opts, threshold, max_iters, axis,
+                       high=jnp.where(both, t == 1, opts.order == 1), cfg=cfg)
+        keep = (t == 0) | (run[1] > best[1])
+        return jax.tree_util.tree_map(lambda x, y: jnp.where(keep, x, y), run, best)
+
+    init = (start, jnp.asarray(-jnp.inf, opts.resolution.dtype), jnp.int32(0),
+            jnp.zeros(max_iters, jnp.int32), jnp.bool_(False))
+    return lax.fori_loop(0, jnp.where(both, 2, 1), trial, init)
+
+
+def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution, group="sort", cfg: Config = DEFAULT):
+    return move_bucket(bk, comm, tot, size, b, inv2m, resolution, window, group, cfg)
