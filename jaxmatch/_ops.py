@@ -9,6 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxmatch.status import Status
 
@@ -57,6 +58,36 @@ def take(a: jax.Array, idx: jax.Array, fill) -> jax.Array:
 def mask_ids(ids: jax.Array, keep: jax.Array, sentinel: int) -> jax.Array:
     """ids where keep, the sentinel elsewhere."""
     return jnp.where(keep, ids, sentinel)
+
+
+def claim_first(scratch: jax.Array, target: jax.Array, ids: jax.Array, valid: jax.Array):
+    """Scatter-min claims: of the valid entries that name the same ``target``, the smallest id wins.
+
+    The array form of a CUDA compare-and-swap race (G-PR's pushes, b-Suitor's and the flow
+    queue's de-duplication). The valid ``ids`` must be distinct. ``scratch`` has one slot per
+    target and holds ``INT_MAX`` everywhere; it is reset only where this call touched it (each
+    touched target has exactly one winner, so resetting the winners' targets does it, one
+    write per address), and a solver keeps it across loop steps instead of refilling it
+    (O(claims) work, not O(targets)). Returns (won, scratch).
+    """
+    n = scratch.shape[0]
+    scratch = scratch.at[mask_ids(target, valid, n)].min(ids, mode="drop")
+    won = valid & (take(scratch, target, -1) == ids)
+    return won, scratch.at[mask_ids(target, won, n)].set(INT_MAX, mode="drop")
+
+
+def smallest_fit(sizes, used: jax.Array) -> jax.Array:
+    """Index of the smallest of the static ``sizes`` (largest first) that holds ``used``.
+
+    With :func:`switch`, the ladder of static shapes: the work of a loop step runs on the smallest
+    compiled size that holds it (Louvain's size classes, Gale-Shapley's slot widths), since shapes
+    cannot depend on data inside ``jit``."""
+    return jnp.sum(jnp.asarray(sizes) >= used, dtype=jnp.int32) - 1
+
+
+def switch(index: jax.Array, branches, *operands):
+    """``branches[index](*operands)``: a ``lax.switch``, or the only branch called directly."""
+    return lax.switch(index, branches, *operands) if len(branches) > 1 else branches[0](*operands)
 
 
 def segment_argmin(keys: jax.Array, ids: jax.Array, segments: jax.Array, num_segments: int):

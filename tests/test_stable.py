@@ -15,6 +15,7 @@ from jaxmatch.graph import GraphInputError
 from jaxmatch.stable import (Preferences, as_instance, read_preferences, stable_marriage,
                              stack_preferences)
 from jaxmatch.stable import gale_shapley as gs
+from jaxmatch.kernels import _stable_wave as wave
 
 METHODS = ("mcvitie_wilson", "gale_shapley")
 CAPS = dict(n_capacity=16, entry_capacity=256)
@@ -285,21 +286,21 @@ def test_second_level_filter_keeps_each_womans_best():
     """The two-level filter sends fewer proposals and never the wrong winner."""
     rng = np.random.default_rng(5)
     block, w_cap = gs.DEFAULT_BLOCK, 50
-    slots = block * gs.GROUP * 2
+    slots = block * wave.GROUP * 2
     for n_women in (1, 3, 40):
         w = jnp.asarray(np.where(rng.random(slots) < 0.7, rng.integers(0, n_women, slots), w_cap), jnp.int32)
         r = jnp.asarray(rng.permutation(slots), jnp.int32)
         prop = w < w_cap
         wb, rb = w.reshape(-1, block), r.reshape(-1, block)
-        send1 = prop & ~gs._beaten(wb, rb).reshape(-1)
-        send2 = gs._second_level(send1, wb, rb, block, w_cap, gs.GROUP)
+        send1 = prop & ~wave._beaten(wb, rb).reshape(-1)
+        send2 = wave._second_level(send1, wb, rb, block, w_cap, wave.GROUP)
         assert not bool(jnp.any(send2 & ~send1))
         for x in range(n_women):
             mine = np.asarray(w) == x
             best = np.asarray(r)[mine].min()
             assert np.asarray(r)[np.asarray(send2) & mine].min() == best
         if n_women == 1:  # one woman: one proposal per group of blocks
-            assert int(send2.sum()) == 2 and int(send1.sum()) == 2 * gs.GROUP
+            assert int(send2.sum()) == 2 and int(send1.sum()) == 2 * wave.GROUP
 
 
 def test_max_iters_status():

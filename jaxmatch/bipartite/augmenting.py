@@ -131,25 +131,43 @@ def _bfs(g, row_mate, col_mate, *, shortest: bool, with_root: bool) -> BFSState:
     return lax.while_loop(more, step, s)
 
 
-def _alternate(g, row_mate, col_mate, pred, start):
-    """Walk back from the start rows to the roots in lockstep, flipping matched edges."""
+def walk_back(g, row_mate, col_mate, pred, start, *, disjoint: bool) -> WalkState:
+    """Walk back from the ``start`` rows to the roots in lockstep, flipping matched edges.
+
+    Each walk at row r moves to the column ``pred[r]`` (its BFS predecessor), matches r to it,
+    and goes on to the row that column was matched to; all walks take one step per iteration.
+    ``disjoint=True`` (MS-BFS-Graft's vertex-disjoint trees) flips every step; otherwise two walks
+    may want one column (APFB/APsB): a walk stops at a column another walk already flipped, and
+    of two that want the same column in the same step the smallest row wins (scatter-min) and
+    the other stops. At most ``col_cap + 1`` steps. Returns the final :class:`WalkState`.
+    """
     rc, cc = g.row_cap, g.col_cap
     rows = jnp.arange(rc, dtype=jnp.int32)
 
     def step(w: WalkState) -> WalkState:
         c = jnp.where(w.at, pred, cc)
-        prev = take(w.col_mate, c, -1)
-        flipped = (prev >= 0) & (take(pred, prev, -1) == c)  # another walk got here first
-        go = w.at & (c < cc) & ~flipped
-        claim = jnp.full(cc, INT_MAX, jnp.int32).at[mask_ids(c, go, cc)].min(rows, mode="drop")
-        won = go & (take(claim, c, -1) == rows)
-        col_mate = w.col_mate.at[mask_ids(c, won, cc)].set(rows, mode="drop")
+        prev = take(w.col_mate, c, -1)          # the row c was matched to: the walk's next row
+        if disjoint:
+            won, target = w.at, c
+        else:
+            flipped = (prev >= 0) & (take(pred, prev, -1) == c)  # another walk got here first
+            go = w.at & (c < cc) & ~flipped
+            claim = jnp.full(cc, INT_MAX, jnp.int32).at[mask_ids(c, go, cc)].min(rows, mode="drop")
+            won = go & (take(claim, c, -1) == rows)
+            target = mask_ids(c, won, cc)
+        col_mate = w.col_mate.at[target].set(rows, mode="drop")
         row_mate = jnp.where(won, c, w.row_mate)
         at = jnp.zeros(rc, bool).at[mask_ids(prev, won & (prev >= 0), rc)].set(True, mode="drop")
         return WalkState(row_mate, col_mate, at, w.step + 1)
 
-    w = lax.while_loop(lambda w: jnp.any(w.at) & (w.step <= cc), step,
-                       WalkState(row_mate, col_mate, start, jnp.int32(0)))
+    return lax.while_loop(lambda w: jnp.any(w.at) & (w.step <= cc), step,
+                          WalkState(row_mate, col_mate, start, jnp.int32(0)))
+
+
+def _alternate(g, row_mate, col_mate, pred, start):
+    """Augment along the paths ending at the ``start`` rows (:func:`walk_back`), then FixMatching."""
+    rows = jnp.arange(g.row_cap, dtype=jnp.int32)
+    w = walk_back(g, row_mate, col_mate, pred, start, disjoint=False)
     # FixMatching: clear the rows whose column went to another walk
     ok = take(w.col_mate, w.row_mate, -1) == rows
     row_mate = jnp.where(ok, w.row_mate, -1)

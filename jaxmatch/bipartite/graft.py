@@ -95,7 +95,7 @@ from jax import lax
 
 from jaxmatch._ops import INT_MAX, mask_ids, take
 from jaxmatch.status import Status
-from jaxmatch.bipartite.augmenting import default_phases
+from jaxmatch.bipartite.augmenting import default_phases, walk_back
 from jaxmatch.bipartite.push_relabel import consistent_col_mate
 
 DEFAULT_ALPHA = 5.0  # the paper: "alpha ~ 5 performs better for the MS-BFS-Graft algorithm"
@@ -124,13 +124,6 @@ class GraftState(NamedTuple):
 class GrowState(NamedTuple):
     s: GraftState
     level: jax.Array
-
-
-class WalkState(NamedTuple):
-    row_mate: jax.Array
-    col_mate: jax.Array
-    at: jax.Array            # [row_cap] a walk stands on this row
-    step: jax.Array
 
 
 def _add(count, more):
@@ -232,20 +225,9 @@ def grow(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, direction_optimizing
 
 def augment(g, s: GraftState) -> GraftState:
     """Step 2: flip every leaf's path to its root, all paths in lockstep (they are vertex-disjoint)."""
-    rc, cc = g.row_cap, g.col_cap
-    rows = jnp.arange(rc, dtype=jnp.int32)
+    rc = g.row_cap
     start = jnp.zeros(rc, bool).at[s.leaf].set(True, mode="drop")
-
-    def step(w: WalkState) -> WalkState:
-        c = jnp.where(w.at, s.parent, cc)
-        prev = take(w.col_mate, c, -1)          # the row c was matched to: the walk's next row
-        col_mate = w.col_mate.at[c].set(rows, mode="drop")
-        row_mate = jnp.where(w.at, c, w.row_mate)
-        at = jnp.zeros(rc, bool).at[mask_ids(prev, w.at & (prev >= 0), rc)].set(True, mode="drop")
-        return WalkState(row_mate, col_mate, at, w.step + 1)
-
-    w = lax.while_loop(lambda w: jnp.any(w.at) & (w.step <= cc), step,
-                       WalkState(s.row_mate, s.col_mate, start, jnp.int32(0)))
+    w = walk_back(g, s.row_mate, s.col_mate, s.parent, start, disjoint=True)
     paths = jnp.sum(s.leaf < rc, dtype=jnp.int32)
     return s._replace(row_mate=w.row_mate, col_mate=w.col_mate, found=paths > 0, augs=s.augs + paths)
 

@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, compact, expand, mask_ids, segment_argmin, take
+from jaxmatch._ops import INT_MAX, claim_first, compact, expand, mask_ids, segment_argmin, take
 from jaxmatch.kernels.bfs_level import alternating_bfs
 from jaxmatch.kernels.push_match import push_match_rounds
 from jaxmatch.status import Status
@@ -171,10 +171,7 @@ def _push(g, s: PRState, lanes: int, inf) -> PRState:
     best, u = _min_rows(g, s, lanes, inf)
     push = live & (best < inf)
     dead = live & (best >= inf)
-    target = mask_ids(u, push, g.row_cap)
-    claim = s.claim.at[target].min(v, mode="drop")
-    won = push & (take(claim, u, -1) == v)
-    claim = claim.at[target].set(INT_MAX, mode="drop")  # reset only what this step touched
+    won, claim = claim_first(s.claim, u, v, push)
     old = take(s.row_mate, u, -1)
     row_mate = s.row_mate.at[mask_ids(u, won, g.row_cap)].set(v, mode="drop")
     col_mate = s.col_mate.at[mask_ids(v, won, g.col_cap)].set(u, mode="drop")

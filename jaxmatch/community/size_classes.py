@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from functools import partial
 
-import jax.numpy as jnp
 from jax import lax
 
+from jaxmatch._ops import smallest_fit, switch
 from jaxmatch.community.config import DEFAULT, Config
 
 
@@ -76,5 +76,4 @@ def by_class(fn, used, e_cap: int, *args, classes=level_classes, axis=None, cfg:
         return fn(sizes[0], *args)
     if axis is not None:
         used = lax.pmax(used, axis)
-    pick = jnp.sum(jnp.asarray(sizes) >= used) - 1
-    return lax.switch(pick, [partial(fn, size) for size in sizes], *args)
+    return switch(smallest_fit(sizes, used), [partial(fn, size) for size in sizes], *args)

@@ -33,7 +33,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmatch._ops import INT_MAX, compact, expand, take
+from jaxmatch._ops import INT_MAX, claim_first, compact, expand, take
 
 SMALLEST_QUEUE = 256     # ladder of queue sizes: 256, 2048, 16384, ... up to the vertex capacity
 LADDER_FACTOR = 8
@@ -151,10 +151,7 @@ def _requeue(buf, owner, cand, alive, indptr):
     """
     vc = buf.shape[0]
     idx = jnp.arange(cand.shape[0], dtype=jnp.int32)
-    target = jnp.where(alive, cand, vc)
-    owner = owner.at[target].min(idx, mode="drop")
-    keep = alive & (take(owner, cand, -1) == idx)
-    owner = owner.at[target].set(INT_MAX, mode="drop")
+    keep, owner = claim_first(owner, cand, idx, alive)
     new, count = compact(keep, cand, vc)
     m = min(new.shape[0], vc)
     deg = take(indptr, cand + 1, 0) - take(indptr, cand, 0)

@@ -148,7 +148,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, compact, take
+from jaxmatch._ops import INT_MAX, compact, switch, take
 from jaxmatch.status import Status
 from jaxmatch.flow.lanes import Lanes, Rung, _lanes, _requeue, _rung, _slot_min, _slot_prefix, _slot_sum, ladder
 from jaxmatch.flow.residual import (
@@ -320,7 +320,7 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
         s = relabel_if_due(s)
         for _ in range(unroll):
             r = _rung(rungs, s.count, s.arcs, s.longest, going(s) & (s.work < s.budget))
-            s = lax.switch(r, steps, s)
+            s = switch(r, steps, s)
             s = s._replace(rung_steps=s.rung_steps.at[jnp.where(r > 0, r - 1, len(rungs))].add(1, mode="drop"))
         return s
 

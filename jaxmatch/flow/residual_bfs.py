@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, compact, take
+from jaxmatch._ops import INT_MAX, compact, switch, take
 from jaxmatch.flow.lanes import Rung, _lanes, _requeue, _rung
 from jaxmatch.flow.residual import reverse_position
 from jaxmatch.kernels.bfs_level import bfs_levels
@@ -98,7 +98,7 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
 
     def body(b: BFSState) -> BFSState:
         for _ in range(unroll):
-            b = lax.switch(_rung(rungs, b.count, b.arcs, b.longest, going(b)), steps, b)
+            b = switch(_rung(rungs, b.count, b.arcs, b.longest, going(b)), steps, b)
         return b
 
     if kernel is not None and not search:   # many levels per launch of the persistent kernel

@@ -89,11 +89,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, take
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, smallest_fit, switch, take
 from jaxmatch.kernels import stable_mw
 # the array wave is shared with the kernel's _reference, so it lives in a kernels leaf module
-from jaxmatch.kernels._stable_wave import (  # noqa: F401  (GROUP, _beaten, _rank_of, _second_level: kept importable here)
-    DEFAULT_BLOCK, GROUP, Tables, _beaten, _rank_of, _second_level, _suitor, _wave)
+from jaxmatch.kernels._stable_wave import DEFAULT_BLOCK, GROUP, Tables, _suitor, _wave
 
 METHODS = ("mcvitie_wilson", "gale_shapley")
 DEFAULT_UNROLL = 16
@@ -262,7 +261,7 @@ def short_steps(cap: int, cfg: Config = DEFAULT) -> int:
 
 def _fitting(table, n_busy):
     """Index of the smallest width that holds n_busy slots."""
-    return jnp.sum(table >= n_busy, dtype=jnp.int32) - 1
+    return smallest_fit(table, n_busy)
 
 
 def _compact(m_cap, table, width, s: SMState) -> SMState:
@@ -323,7 +322,7 @@ def solve(men, women, *, method: str, max_iters: int, unroll: int = DEFAULT_UNRO
         if len(ws) > 1:
             k = jnp.where(_fitting(table, s.n_busy) > s.cur, len(ws) + len(shorts) + s.cur, k)
         branches = runs + shorts + (packs if len(ws) > 1 else [])
-        return lax.switch(k, branches, s) if len(branches) > 1 else branches[0](s)
+        return switch(k, branches, s)
 
     s = lax.while_loop(lambda s: (s.n_busy > 0) & (s.it < max_iters), body, s)
     status = jnp.where(s.n_busy > 0, MAX_ITERS, CONVERGED).astype(jnp.int32)

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, take
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, claim_first, take
 from jaxmatch.weighted.suitor import (
     INITIAL_BUDGET,
     edge_order,
@@ -117,9 +117,7 @@ def step(g, adj, ends, bvec, s: BState, batch: int, lanes: int) -> BState:
     idx = jnp.arange(loser.shape[0], dtype=jnp.int32)
     want = ((loser < V) & ~take(s.in_queue, loser, True) & (take(deficit, loser, 0) > 0)
             & (take(ptr_all, loser, 0) < take(adj.end, loser, 0)))
-    claim = s.claim.at[jnp.where(want, loser, V)].min(idx, mode="drop")
-    want = want & (take(claim, loser, -1) == idx)
-    claim = claim.at[jnp.where(want, loser, V)].set(INT_MAX, mode="drop")
+    want, claim = claim_first(s.claim, loser, idx, want)
     in_queue = s.in_queue.at[jnp.where(live & ~again, ids, V)].set(False, mode="drop")
     in_queue = in_queue.at[jnp.where(want, loser, V)].set(True, mode="drop")
     values = jnp.concatenate([jnp.where(again, ids, V), jnp.where(want, loser, V)])

@@ -11,6 +11,8 @@ args() {
     weighted) echo "-m experiments.bench_weighted --sizes 1e7 --classes rmat,road,power_law --algos suitor,ld,b_suitor --repeats 3";;
     stable) echo "-m experiments.bench_stable --easy 5e6 --hard 1e5 --methods mcvitie_wilson --reps 5 --peer-max-hard 0 --peer-max-easy 0 --matching-max 0 --gs-max-hard 0";;
     weighted2) echo "-m experiments.bench_weighted --sizes 1e7 --classes power_law --algos suitor --repeats 9";;
+    bsuitor) echo "-m experiments.bench_weighted --sizes 1e7 --classes rmat,road --algos b_suitor --repeats 5";;
+    graft) echo "-m experiments.bench_matching --scales 20 --classes delaunay rgg --orders rcp --methods graft apfb --peers --repeats 3 --no-memory --json m2.json";;
     louvain) echo "-m experiments.louvain_levels --classes rmat power_law delaunay --repeats 3 --no-cut";;
   esac
 }

@@ -13,6 +13,8 @@ def dump(name, fn, *a):
     res[name] = txt
 g = jaxmatch.BipartiteGraph.from_edges(rng.integers(0, 200, 1000), rng.integers(0, 150, 1000), n_rows=200, n_cols=150)
 dump("matching_pr", lambda g: jaxmatch.maximum_matching(g, throw=False), g)
+for m in ("apfb", "apsb", "graft"):
+    dump("matching_" + m, lambda g, m=m: jaxmatch.maximum_matching(g, method=m, throw=False), g)
 dump("matching_auto", lambda g: jaxmatch.maximum_matching(g, method="auto", throw=False), g)
 net = jaxmatch.FlowNetwork.from_edges(rng.integers(0, 300, 2000), rng.integers(0, 300, 2000), rng.integers(1, 10, 2000), n=300)
 dump("max_flow", lambda n: jaxmatch.max_flow(n, 0, 299, throw=False), net)
@@ -22,6 +24,9 @@ G = jaxmatch.Graph.from_edges(u[m], v[m], rng.random(m.sum()).astype(np.float32)
 dump("suitor", lambda G: jaxmatch.suitor(G, throw=False), G)
 dump("b_suitor", lambda G: jaxmatch.b_suitor(G, 2, throw=False), G)
 dump("louvain", lambda G: jaxmatch.louvain(G, throw=False), G)
+import sys as _s
+CFG = _s.modules["jaxmatch.community.louvain"].Config(single_class_max=256, window_min=128, fine_classes=1)
+dump("louvain_classes", lambda G: jaxmatch.louvain(G, config=CFG, throw=False), G)
 men = np.argsort(rng.random((100, 100)), 1); women = np.argsort(rng.random((100, 100)), 1)
 P, W = jaxmatch.stable.as_instance(men, women)
 dump("stable", lambda P, W: jaxmatch.stable_marriage(P, W, throw=False), P, W)
