@@ -7,7 +7,7 @@ from jaxmatch import _config
 _config.apply_xla_flags()  # before anything can start JAX's backend; JAXMATCH_XLA_FLAGS=0 opts out
 
 from jaxmatch import certify, datasets, flow, io
-from jaxmatch.batch import solve_many
+from jaxmatch.batch import solve_batch, solve_many
 from jaxmatch.bipartite import MatchingResult, initial_matching, maximum_matching
 from jaxmatch.graph import (
     CSR,
@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError", "MatchingResult",
     "certify", "datasets", "from_igraph", "from_networkx", "from_scipy", "initial_matching", "io",
-    "maximum_matching", "read", "solve_many", "stack", "to_scipy", "unstack",
+    "maximum_matching", "read", "solve_batch", "solve_many", "stack", "to_scipy", "unstack",
     "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
     "locally_dominant", "suitor",
     "LouvainResult", "louvain", "modularity",

@@ -39,6 +39,10 @@ def test_solve_many_equals_solo_answers_in_order():
     assert solve_many(lambda g: g.n_rows, []) == []
     with pytest.raises(GraphInputError, match="jaxmatch graphs"):
         solve_many(lambda g: g, [gs[0], np.zeros(3)])
+    with pytest.raises(GraphInputError, match="at least one device"):
+        solve_many(lambda g: g.n_rows, gs, devices=[])
+    with pytest.raises(GraphInputError, match="batch of jaxmatch graphs"):
+        jaxmatch.solve_batch(lambda g: g.n_rows, gs[0])          # a single graph, not a batch
 
 
 MULTI_DEVICE = r"""
@@ -66,6 +70,11 @@ assert [int(x[0]) for x in got] == want, ([int(x[0]) for x in got], want)
 assert [int(x[1]) for x in got[:11]] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3], [int(x[1]) for x in got]  # split in order
 one = jaxmatch.solve_many(lambda g: jaxmatch.maximum_matching(g).cardinality, gs, devices=jax.local_devices()[:1])
 assert [int(x) for x in one] == want
+card = lambda g: jaxmatch.maximum_matching(g).cardinality
+for k in (3, 4):   # a stacked batch of 11 over 3 and 4 devices (padded to 12), in order, twice (cached program)
+    for _ in range(2):
+        got = jaxmatch.solve_batch(card, jaxmatch.stack(gs[:11]), devices=jax.local_devices()[:k])
+        assert got.tolist() == want[:11], (k, got.tolist())
 print("ok")
 """
 

@@ -13,15 +13,16 @@ args() {
     weighted2) echo "-m experiments.bench_weighted --sizes 1e7 --classes power_law --algos suitor --repeats 9";;
     bsuitor) echo "-m experiments.bench_weighted --sizes 1e7 --classes rmat,road --algos b_suitor --repeats 5";;
     graft) echo "-m experiments.bench_matching --scales 20 --classes delaunay rgg --orders rcp --methods graft apfb --peers --repeats 3 --no-memory --json m2.json";;
+    louvain2) echo "-m experiments.louvain_levels --classes power_law delaunay --repeats 5 --no-cut";;
     louvain) echo "-m experiments.louvain_levels --classes rmat power_law delaunay --repeats 3 --no-cut";;
   esac
 }
 for fam in "$@"; do
-  for v in old new; do
+  for v in ${ORDER:-old new}; do
     if [ $v = old ]; then d=.old; else d=.; fi
     t0=$(date +%s)
-    (cd $d && OUT=$R/$v PYTHONPATH=. PYTHONUNBUFFERED=1 timeout ${TMO:-270} python3 $(args $fam)) > $R/$v/$fam.log 2>&1
-    echo "=== $fam $v rc=$? $(( $(date +%s) - t0 )) s"; tail -n ${TAILN:-16} $R/$v/$fam.log
+    mkdir -p $R/$v/$fam; (cd $d && OUT=$R/$v/$fam PYTHONPATH=. PYTHONUNBUFFERED=1 timeout ${TMO:-270} python3 $(args $fam)) > $R/$v/$fam/run_$(date +%s).log 2>&1
+    echo "=== $fam $v rc=$? $(( $(date +%s) - t0 )) s"; tail -n ${TAILN:-16} $(ls -t $R/$v/$fam/*.log | head -1)
   done
 done
 tar czf $OUT/ab_$(echo "$@" | tr ' ' '_').tgz -C $R .
