@@ -101,6 +101,8 @@ class CutResult(NamedTuple):
             MAX_ITERS when the flow's phase one stopped at ``max_iters``
             (the cut may not be minimum); KERNEL_STALLED when a persistent
             kernel's grid barrier timed out.
+        stats: The counters of the maximum flow run it came from, as in
+            :class:`FlowResult` (``iterations`` and the rest).
 
     Example:
         >>> import jaxmatch
@@ -114,6 +116,7 @@ class CutResult(NamedTuple):
     source_side: jax.Array
     cut_arcs: jax.Array
     status: jax.Array
+    stats: dict[str, Any]
 
 
 # --------------------------------------------------------------------------
@@ -412,8 +415,8 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
             ``max_iters``, ``k``, ``lanes``, ``reverse``, ``kernel``.
 
     Returns:
-        CutResult: ``value``, ``source_side``, ``cut_arcs`` and ``status``
-        (see :class:`CutResult`).
+        CutResult: ``value``, ``source_side``, ``cut_arcs``, ``status`` and
+        ``stats`` (see :class:`CutResult`).
 
     Raises:
         GraphInputError: before tracing, as for :func:`max_flow`.
@@ -436,4 +439,4 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
         m, host = int(net.n_arcs), np.asarray(side)
         crossing = device(host[np.asarray(net.tail)[:m]] & ~host[np.asarray(net.head)[:m]])
     status = jnp.where(res.status == Status.EXCESS_LEFT, Status.CONVERGED, res.status).astype(jnp.int32)
-    return settle("min_cut", CutResult(res.flow_value, side, crossing, status), throw)
+    return settle("min_cut", CutResult(res.flow_value, side, crossing, status, res.stats), throw)
