@@ -33,8 +33,14 @@ class CertificateError(AssertionError):
 CertificateError.__module__ = "jaxmatch.certify"   # its public home: tracebacks and pickles name it there
 
 
-def _mates(x, n: int, name: str) -> np.ndarray:
+def _mates(x, n: int, name: str, ids: int | None = None) -> np.ndarray:
+    """``x`` as int64 numpy of shape ``(n,)``; with ``ids``, every entry -1 or in ``[0, ids)``."""
     a = np.asarray(x)
     if a.shape != (n,):
         raise CertificateError(f"{name} has shape {a.shape}, expected ({n},)")
-    return a.astype(np.int64)
+    a = a.astype(np.int64)
+    if ids is not None:
+        bad = np.flatnonzero((a < -1) | (a >= ids))
+        if bad.size:
+            raise CertificateError(f"{name}[{bad[0]}] = {a[bad[0]]} is not -1 or a vertex id")
+    return a

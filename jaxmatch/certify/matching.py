@@ -66,11 +66,7 @@ def check_matching(g, row_mate, col_mate) -> None:
     """
     a = _biadjacency(g)
     nr, nc = a.shape
-    rm, cm = _mates(row_mate, nr, "row_mate"), _mates(col_mate, nc, "col_mate")
-    for name, m, n in (("row_mate", rm, nc), ("col_mate", cm, nr)):
-        bad = np.flatnonzero((m < -1) | (m >= n))
-        if bad.size:
-            raise CertificateError(f"{name}[{bad[0]}] = {m[bad[0]]} is not -1 or a vertex id")
+    rm, cm = _mates(row_mate, nr, "row_mate", ids=nc), _mates(col_mate, nc, "col_mate", ids=nr)
     r = np.flatnonzero(rm >= 0)
     bad = r[cm[rm[r]] != r]
     if bad.size:
