@@ -59,6 +59,8 @@ from experiments.common import FAST_FLAGS, Forked, timed  # noqa: E402
 
 # class: scales (log2 of the vertex count), cheapest first so that the budget cuts the most expensive
 SIZES = {"matching": [18], "power_law": [20], "rlg": [18, 21], "genrmf": [18, 21], "road": [20]}
+# DIMACS meshes (``mesh:50`` is a 50 x 50 mesh: its "scale" is the side, not a log2), on request only
+SIDES = {"mesh"}
 SMALL = {"matching": [9], "power_law": [10], "rlg": [10], "genrmf": [9], "road": [10]}
 ORDER = ["matching18", "power_law20", "rlg18", "genrmf18", "road20", "rlg21", "genrmf21"]
 POWER_LAW_DEGREE = 5  # 2^20 vertices give about 5.2M arcs, web-Google's size
@@ -87,8 +89,9 @@ def parse_sizes(tokens):
     out = {}
     for tok in tokens:
         cls, _, scales = tok.partition(":")
-        if cls not in SIZES or not scales:
-            raise SystemExit(f"--sizes takes CLASS:SCALE[,SCALE...] with CLASS in {sorted(SIZES)}, got {tok!r}")
+        if (cls not in SIZES and cls not in SIDES) or not scales:
+            raise SystemExit(f"--sizes takes CLASS:SCALE[,SCALE...] with CLASS in {sorted([*SIZES, *SIDES])}, "
+                             f"got {tok!r}")
         out[cls] = [int(x) for x in scales.split(",")]
     return out
 
@@ -119,6 +122,9 @@ def build(cls, scale, seed=1):
     if cls == "genrmf":
         a = 2 ** round(scale / 3)
         t, h, c, s, tt, n = gen.genrmf(a, max(2, 2 ** scale // (a * a)), seed=seed)
+        return t, h, c, np.array([s]), np.array([tt]), n, {}
+    if cls == "mesh":
+        t, h, c, s, tt, n = gen.dimacs_mesh(scale, scale, seed=seed)
         return t, h, c, np.array([s]), np.array([tt]), n, {}
     if cls in ("power_law", "road"):
         A = gen.power_law(2 ** scale, avg_degree=POWER_LAW_DEGREE, seed=seed) if cls == "power_law" else \
@@ -199,7 +205,8 @@ def geomean(xs):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", nargs="+", default=None,
-                   help="CLASS:SCALE[,SCALE...] (log2 vertex counts), e.g. rlg:19,21 genrmf:18; "
+                   help="CLASS:SCALE[,SCALE...] (log2 vertex counts; for mesh the side), e.g. rlg:19,21 "
+                   "genrmf:18 mesh:30,50; "
                    "default: the issue-5 set")
     p.add_argument("--variants", nargs="+", default=["bcsr", "rcsr"],
                    help="bcsr, rcsr (stored reverse index) or bcsr-search (binary search); a '+xla' suffix runs "

@@ -115,13 +115,16 @@ def _check_repeats(a, lengths, n_other: int, name: str) -> None:
         return
     if n_other <= 64 and hasattr(np, "bitwise_count"):   # a bit per id: a row's OR has a bit per distinct id
         flat, want = a.reshape(rows, L), lengths.reshape(rows)
-        step = max(1, (1 << 16) // L)                        # chunks of rows that stay in the caches
+        complete = bool((want == L).all())                   # no -1 padding: no masking
+        step = max(1, (1 << 18) // L)                        # chunks of rows that stay in the L2 cache
         bits = np.empty((step, L), np.int64)
         for i in range(0, rows, step):
             x = flat[i:i + step]
             b = bits[:x.shape[0]]
-            np.left_shift(1, np.maximum(x, 0, out=b), out=b)
-            if (want[i:i + step] != L).any():
+            if complete:
+                np.left_shift(1, x, out=b)
+            else:
+                np.left_shift(1, np.maximum(x, 0, out=b), out=b)
                 b[x < 0] = 0
             if not np.array_equal(np.bitwise_count(np.bitwise_or.reduce(b, axis=1).view(np.uint64)),
                                   want[i:i + step]):
@@ -284,8 +287,7 @@ class Preferences:
                 capacity is too small.
         """
         if np.ndim(a) == 3:
-            return cls._batch(_int_array(a, name, 3).astype(np.int64, copy=False), n_other, n_capacity,
-                              entry_capacity, name)
+            return cls._batch(_int_array(a, name, 3), n_other, n_capacity, entry_capacity, name)
         if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] > 1 and a.strides[0] == 0:
             row = a[0]
             k = int(np.sum(row >= 0))
@@ -310,7 +312,10 @@ class Preferences:
 
     @classmethod
     def _batch(cls, a, n_other, n_capacity, entry_capacity, name):
-        """:meth:`from_padded` of a 3-D array: B instances validated and laid out in one vectorised pass."""
+        """:meth:`from_padded` of a 3-D array: B instances validated and laid out in one vectorised pass.
+
+        ``a`` keeps its integer dtype (no int64 copy of what may be 10^8 entries): only int32 ids
+        go to the device, and complete lists of a dtype of at most 32 bits go there as they are."""
         B, n, L = a.shape
         lo, hi = (int(a.min()), int(a.max())) if a.size else (0, -1)
         complete = lo >= 0                                               # no -1 padding: no padding checks
