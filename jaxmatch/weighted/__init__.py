@@ -31,8 +31,10 @@ from jaxmatch._ops import device, is_traced, take, trim
 from jaxmatch.status import settle, with_status_name
 from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type
 from jaxmatch.graph import Graph, GraphInputError
+from jaxmatch.shard import ShardedGraph
 from jaxmatch.weighted import b_suitor as _bs
 from jaxmatch.weighted import locally_dominant as _ld
+from jaxmatch.weighted import sharded as _sh
 from jaxmatch.weighted import suitor as _su
 from jaxmatch.weighted.greedy import greedy_b_matching, greedy_matching
 
@@ -179,9 +181,15 @@ def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = N
     all; with False, O(``|E|``) per round. Works eagerly, under ``jax.jit``
     and under ``jax.vmap`` over a batch from :func:`jaxmatch.stack`.
 
+    A :class:`jaxmatch.ShardedGraph` (:func:`jaxmatch.shard`) runs the
+    dense rounds split over its devices with ``jax.shard_map``
+    (:mod:`jaxmatch.weighted.sharded`): the same matching; ``sorted_adjacency``,
+    ``batch`` and ``lanes`` do not apply there.
+
     Args:
         g: the :class:`jaxmatch.Graph`, with finite non-negative weights
-            (zero-weight edges and self-loops are ignored).
+            (zero-weight edges and self-loops are ignored), or a
+            :class:`jaxmatch.ShardedGraph`.
         sorted_adjacency: True (the default): neighbour lists sorted by rank
             once and a pointer per vertex; the vertices that need a partner
             wait in a ring queue, and a round takes up to ``batch`` of them.
@@ -218,12 +226,29 @@ def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = N
         >>> res.mate.tolist(), float(res.weight), res.status_name
         ([-1, 2, 1, -1], 2.0, 'converged')
     """
+    if isinstance(g, ShardedGraph):
+        return _suitor_sharded(g, max_iters, throw)
     _check_graph(g)
     sorted_adjacency = check_flag(sorted_adjacency, "sorted_adjacency")
     check_flag(throw, "throw")
     max_iters, batch, lanes = _defaults(g, max_iters, batch, lanes, BATCH_DIVISOR["suitor"])
     return _finish(g, *_suitor(g, jnp.int32(max_iters), sorted_adjacency=sorted_adjacency,
                                 batch=batch, lanes=lanes), "suitor", throw)
+
+
+def _suitor_sharded(g: ShardedGraph, max_iters, throw) -> WeightedMatchingResult:
+    """Suitor on a graph split over devices: the dense rounds with all-reduces (:mod:`jaxmatch.weighted.sharded`)."""
+    check_flag(throw, "throw")
+    check_positive(max_iters, "max_iters")
+    if g.vertex_cap > MAX_VERTEX_CAP:
+        raise GraphInputError(f"vertex_cap = {g.vertex_cap} is above the supported {MAX_VERTEX_CAP}")
+    bound = g.shards * g.entry_cap + g.vertex_cap + 2
+    limit = jnp.int32(min(bound if max_iters is None else max_iters, INT32_MAX))
+    mate, weight, card, status, stats = _sh.solve(g, limit)
+    if not is_traced(mate):
+        mate = trim(mate, g.n)
+    return settle("suitor", WeightedMatchingResult(mate, weight, card, status, dict(stats, iterations=stats["rounds"])),
+                  throw)
 
 
 @partial(jax.jit, static_argnames=("sorted_adjacency", "batch", "lanes"))
@@ -260,9 +285,15 @@ def locally_dominant(g: Graph, *, sorted_adjacency: bool = True, max_iters: int 
     never examined again; with False, O(``|E|``) per round. Works eagerly,
     under ``jax.jit`` and under ``jax.vmap``.
 
+    A :class:`jaxmatch.ShardedGraph` (:func:`jaxmatch.shard`) runs the
+    dense rounds split over its devices with ``jax.shard_map``
+    (:mod:`jaxmatch.weighted.sharded`): the same matching; ``sorted_adjacency``,
+    ``batch`` and ``lanes`` do not apply there.
+
     Args:
         g: the :class:`jaxmatch.Graph`, with finite non-negative weights
-            (zero-weight edges and self-loops are ignored).
+            (zero-weight edges and self-loops are ignored), or a
+            :class:`jaxmatch.ShardedGraph`.
         sorted_adjacency: True (the default): a pointer into each neighbour
             list sorted by rank replaces the rescan. False: every stale
             vertex rescans its whole list each round (the paper's Algorithm

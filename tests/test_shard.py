@@ -1,0 +1,123 @@
+"""Graphs sharded over several devices (issue 22, item 3): jaxmatch.shard, ShardedGraph, and Suitor with
+shard_map. The multi-device runs use 4 host CPU devices in a subprocess (the device count is fixed when JAX
+starts); the checks in this process use a one-device mesh."""
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+from jax.sharding import Mesh
+
+import jaxmatch
+from jaxmatch import GraphInputError, ShardedGraph
+from jaxmatch.certify import check_greedy_dominance
+
+SHARDED_SUITOR = r"""
+import os
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+import jax
+import numpy as np
+from jax.sharding import Mesh
+import jaxmatch
+from jaxmatch.certify import check_greedy_dominance
+
+assert len(jax.local_devices()) == 4, jax.local_devices()
+rng = np.random.default_rng(7)
+line = Mesh(np.array(jax.local_devices()), ("d",))
+square = Mesh(np.array(jax.local_devices()).reshape(2, 2), ("x", "y"))
+checked = 0
+for trial in range(24):
+    # one shared capacity (vertex 256, entries 512 per device): the solver compiles once per mesh
+    n = int(rng.integers(1, 200))
+    m = int(rng.integers(0, 2 * n + 1))
+    u, v = rng.integers(0, n, m), rng.integers(0, n, m)          # self-loops and repeated edges included
+    kind = trial % 3
+    w = (rng.integers(0, 4, m) if kind == 0 else rng.random(m) if kind == 1 else np.ones(m)).astype(np.float32)
+    g = jaxmatch.Graph.from_edges(u, v, w, n=n)
+    solo = jaxmatch.suitor(g)
+    want = jaxmatch.greedy_matching(g)
+    mesh, axis = (line, None) if trial % 4 else (square, "y")
+    caps = dict(vertex_capacity=256, entry_capacity=512)
+    sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh, axis=axis, **caps) if trial % 2 \
+        else jaxmatch.shard(g, mesh, axis, **caps)
+    assert sg.shards == (4 if mesh is line else 2) and (sg.vertex_cap, sg.entry_cap) == (256, 512)
+    got = jaxmatch.suitor(sg)
+    assert got.status_name == "converged"
+    mate = np.asarray(got.mate)
+    assert mate.shape == (n,)
+    assert np.array_equal(mate, np.asarray(solo.mate)), (trial, mate, np.asarray(solo.mate))
+    assert np.array_equal(mate, np.asarray(want)), trial
+    assert np.isclose(float(got.weight), float(solo.weight), rtol=1e-5), (float(got.weight), float(solo.weight))
+    assert int(got.cardinality) == int(solo.cardinality)
+    check_greedy_dominance(g, mate)
+    checked += 1
+print("ok", checked)
+"""
+
+
+def test_sharded_suitor_on_four_devices_equals_one_device():
+    """On 4 host devices (a line mesh, and the 'y' axis of a 2 x 2 mesh), Suitor on the sharded graph
+    gives the single-device Suitor's matching, the greedy matching and its weight, certified, on random
+    graphs with tied, random and unit weights, self-loops, repeated and zero-weight edges."""
+    out = subprocess.run([sys.executable, "-c", SHARDED_SUITOR], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert out.returncode == 0 and out.stdout.strip() == "ok 24", (out.stdout[-500:], out.stderr[-3000:])
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return Mesh(np.array(jax.devices()[:1]), ("d",))
+
+
+def test_shard_layout(mesh):
+    """Entries sorted by (source, target) on the owner's shard, each edge twice, repeats summed, padding at
+    the sentinel; and Suitor on one device equals the unsharded run."""
+    g = jaxmatch.Graph.from_edges([0, 1, 1, 2, 3], [1, 2, 2, 3, 3], [1.0, 2.0, 0.5, 4.0, 9.0])
+    sg = jaxmatch.shard(g, mesh)
+    assert (sg.n, sg.vertex_cap, sg.entry_cap, sg.shards) == (4, 4, 8, 1)
+    assert sg.src.tolist() == [[0, 1, 1, 2, 2, 3, 3, 4]]
+    assert sg.dst.tolist() == [[1, 0, 2, 1, 3, 2, 3, 4]]
+    assert sg.weights.tolist() == [[1.0, 1.0, 2.5, 2.5, 4.0, 4.0, 9.0, 0.0]]
+    direct = ShardedGraph.from_edges([0, 1, 1, 2, 3], [1, 2, 2, 3, 3], [1.0, 2.0, 0.5, 4.0, 9.0], n=4, mesh=mesh)
+    assert direct.weights.tolist() == sg.weights.tolist()
+    res, solo = jaxmatch.suitor(sg), jaxmatch.suitor(g)
+    assert res.mate.tolist() == solo.mate.tolist() == [1, 0, 3, 2]
+    assert float(res.weight) == float(solo.weight) == 5.0 and int(res.cardinality) == 2
+    check_greedy_dominance(g, np.asarray(res.mate))
+    assert "ShardedGraph(n=4, shards=1" in repr(sg)
+
+
+def test_shard_bad_input(mesh):
+    """Bad input is refused before any tracing, naming the problem."""
+    g = jaxmatch.Graph.from_edges([0], [1])
+    bad = [
+        (lambda: jaxmatch.shard("g", mesh), "jaxmatch.Graph"),
+        (lambda: jaxmatch.shard(jaxmatch.stack([g, g]), mesh), "not a batch"),
+        (lambda: jaxmatch.shard(g, "mesh"), "jax.sharding.Mesh"),
+        (lambda: jaxmatch.shard(g, mesh, "z"), "not an axis"),
+        (lambda: ShardedGraph.from_edges([0], [2], n=2, mesh=mesh), "out of range"),
+        (lambda: ShardedGraph.from_edges([-1], [0], n=2, mesh=mesh), "out of range"),
+        (lambda: ShardedGraph.from_edges([0.5], [1], n=2, mesh=mesh), "integer ids"),
+        (lambda: ShardedGraph.from_edges([0, 1], [1], n=2, mesh=mesh), "one length"),
+        (lambda: ShardedGraph.from_edges([0], [1], [np.nan], n=2, mesh=mesh), "finite"),
+        (lambda: ShardedGraph.from_edges([0], [1], [-1.0], n=2, mesh=mesh), ">= 0"),
+        (lambda: ShardedGraph.from_edges([0], [1], n=-1, mesh=mesh), "n must be"),
+        (lambda: ShardedGraph.from_edges([0, 0, 0], [1, 2, 3], n=4, mesh=mesh, entry_capacity=4), "entry_capacity"),
+        (lambda: ShardedGraph.from_edges([0], [1], n=4, mesh=mesh, vertex_capacity=2), "vertex_capacity"),
+        (lambda: jaxmatch.suitor(jaxmatch.shard(g, mesh), max_iters=0), "max_iters"),
+    ]
+    for call, words in bad:
+        with pytest.raises(GraphInputError, match=words):
+            call()
+
+
+def test_sharded_suitor_stops_at_max_iters(mesh):
+    """A bounded run reports MAX_ITERS (and raises eagerly with throw=True)."""
+    u = np.arange(40)
+    sg = ShardedGraph.from_edges(u[:-1], u[1:], np.arange(1, 40, dtype=np.float32), n=40, mesh=mesh)
+    res = jaxmatch.suitor(sg, max_iters=1, throw=False)
+    assert res.status_name == "hit max_iters" and int(res.stats["rounds"]) == 1
+    with pytest.raises(jaxmatch.SolverError):
+        jaxmatch.suitor(sg, max_iters=1)
