@@ -11,12 +11,21 @@ the one-device answers exactly. Families: ``matching`` (G-PR cardinality of
 of ``--repeats``, answers back as NumPy), graphs per minute, speed-up over
 one device and its efficiency (speed-up / k).
 
-Not run yet: weak and strong scaling of the sharded solvers (Louvain, Suitor,
-graft/APFB over one graph split across GPUs), which wait for issue 22's
-``jaxmatch.shard``; the script says so in its output.
+Weak scaling of the sharded Suitor (``--families suitor_sharded``): one
+random graph of ``--edges-per-device`` x k edges (uniform random end points,
+average degree 16, weights uniform in (0, 1)) split over the first k devices
+(:meth:`jaxmatch.ShardedGraph.from_edges`, from host arrays), first call and
+warm median (the compile is timed apart, as ``compile_s``: the memory analysis
+compiles first), per-device bytes per edge from XLA's compiled memory analysis;
+on one device the same graph also runs unsharded (``jaxmatch.suitor`` on a
+``Graph``, both adjacency modes) and must give the same matching. Not run
+yet: Louvain and graft/APFB sharded (they do not take a ShardedGraph yet),
+and strong scaling (the weak series' one-device graph over all devices is
+in the output when there are several).
 
-    python -m experiments.bench_multigpu                      # B = 100,000, all families
+    python -m experiments.bench_multigpu                      # B = 100,000, the batch families
     NCCL_NVLS_ENABLE=0 python -m experiments.bench_multigpu --graphs 20000 --families matching
+    python -m experiments.bench_multigpu --families suitor_sharded --edges-per-device 33554432
 """
 from __future__ import annotations
 
@@ -32,7 +41,7 @@ import numpy as np
 
 from experiments.bench_batch import _weighted
 
-FAMILIES = ("matching", "suitor", "louvain")
+FAMILIES = ("matching", "suitor", "louvain", "suitor_sharded")
 
 
 def build(family, rng, B, side, degree):
@@ -54,7 +63,8 @@ def build(family, rng, B, side, degree):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--graphs", type=int, default=100_000)
-    p.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    p.add_argument("--families", nargs="+", default=list(FAMILIES[:3]), choices=FAMILIES)
+    p.add_argument("--edges-per-device", type=int, default=1 << 25, help="suitor_sharded: edges per device")
     p.add_argument("--side", type=int, default=64)
     p.add_argument("--degree", type=int, default=4)
     p.add_argument("--repeats", type=int, default=3)
@@ -68,6 +78,9 @@ def main():
     print(f"devices: {len(devs)} x {devs[0].device_kind}, jax {jax.__version__}; device counts {counts}", flush=True)
     rows = []
     for family in args.families:
+        if family == "suitor_sharded":
+            rows += sharded_suitor(args, devs, counts)
+            continue
         t = time.perf_counter()
         batch, fn = build(family, np.random.default_rng(0), args.graphs, args.side, args.degree)
         build_s = time.perf_counter() - t
@@ -96,14 +109,98 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_multigpu.json").write_text(json.dumps(dict(
         device=devs[0].device_kind, devices=len(devs), jax=jax.__version__, date=time.strftime("%Y-%m-%d"),
-        rows=rows, not_run="weak/strong scaling of sharded solvers: jaxmatch.shard (issue 22) does not exist yet"),
-        indent=1))
+        rows=rows, not_run="sharded Louvain and graft/APFB (no ShardedGraph support yet)"), indent=1))
     print(f"\n{'family':9} {'graphs':>7} {'devices':>7} {'first s':>8} {'warm s':>8} {'M graphs/min':>13} "
           f"{'speed-up':>9} {'efficiency':>10}")
     for r in rows:
+        if r["family"] == "suitor_sharded":
+            continue
         print(f"{r['family']:9} {r['graphs']:7d} {r['devices']:7d} {r['first_s']:8.2f} {r['warm_s']:8.4f} "
               f"{r['graphs_per_min'] / 1e6:13.2f} {r['speedup']:9.2f} {r['efficiency']:10.2f}")
-    print("\nnot run: weak and strong scaling of the sharded solvers (they wait for issue 22's jaxmatch.shard)")
+    sharded = [r for r in rows if r["family"] == "suitor_sharded"]
+    if sharded:
+        print(f"\n{'sharded Suitor':15} {'edges':>12} {'devices':>7} {'first s':>8} {'warm s':>8} {'M edges/s':>10} "
+              f"{'B/edge/dev':>10} {'efficiency':>10} {'unsharded s (sorted, dense)':>28}")
+        for r in sharded:
+            un = r.get("unsharded_s", {})
+            print(f"{r['mode']:15} {r['edges']:12,d} {r['devices']:7d} {r['first_s']:8.2f} {r['warm_s']:8.4f} "
+                  f"{r['edges'] / r['warm_s'] / 1e6:10.1f} {r['bytes_per_edge_per_device']:10.1f} "
+                  f"{r['efficiency']:10.2f} {' / '.join(f'{x:.4f}' for x in un.values()):>28}")
+    print("\nnot run: Louvain and graft/APFB on a sharded graph (they do not take a ShardedGraph yet)")
+
+
+def _graph(rng, m):
+    """Uniform random edges (average degree 16) with weights uniform in (0, 1): (u, v, w, n)."""
+    n = max(m // 8, 2)
+    return (rng.integers(0, n, m, dtype=np.int64), rng.integers(0, n, m, dtype=np.int64),
+            rng.random(m, dtype=np.float32) + np.float32(1e-7), n)
+
+
+def sharded_suitor(args, devs, counts):
+    """Weak scaling of Suitor on a ShardedGraph (and strong scaling of the one-device graph when there
+    are several devices); on one device the unsharded Suitor checks the answer."""
+    import jax
+    from jax.sharding import Mesh
+
+    import jaxmatch
+    from jaxmatch.weighted import sharded as _sh
+    rows, base = [], None
+
+    def run(u, v, w, n, k, mode):
+        mesh = Mesh(np.array(devs[:k]), ("d",))
+        t = time.perf_counter()
+        sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh)
+        build_s = time.perf_counter() - t
+        t = time.perf_counter()
+        mem = _sh.solve.lower(sg, np.int32(2**31 - 1)).compile().memory_analysis()   # per device
+        compile_s = time.perf_counter() - t
+        per_dev = sum(getattr(mem, a, 0) or 0 for a in ("argument_size_in_bytes", "output_size_in_bytes",
+                                                        "temp_size_in_bytes"))
+        t = time.perf_counter()
+        res = jaxmatch.suitor(sg)
+        jax.block_until_ready(res.mate)
+        first = time.perf_counter() - t
+        warm = []
+        for _ in range(args.repeats):
+            t = time.perf_counter()
+            jax.block_until_ready(jaxmatch.suitor(sg).mate)
+            warm.append(time.perf_counter() - t)
+        row = dict(family="suitor_sharded", mode=mode, edges=int(u.size), n=int(n), devices=k, build_s=build_s,
+                   vertex_cap=sg.vertex_cap, entry_cap=sg.entry_cap, compile_s=compile_s, first_s=first, warm_s=statistics.median(warm), warm_runs_s=warm, weight=float(res.weight),
+                   cardinality=int(res.cardinality), rounds=int(res.stats["rounds"]),
+                   bytes_per_edge_per_device=per_dev / (u.size / k))
+        return row, res, sg
+
+    for k in counts:
+        u, v, w, n = _graph(np.random.default_rng(k), args.edges_per_device * k)
+        row, res, sg = run(u, v, w, n, k, "weak")
+        if k == 1:
+            base = (u, v, w, n)
+            g = jaxmatch.Graph.from_edges(u, v, w, n=n)
+            row["unsharded_s"] = {}
+            for sorted_ in (True, False):
+                solo = jaxmatch.suitor(g, sorted_adjacency=sorted_)
+                jax.block_until_ready(solo.mate)
+                assert np.array_equal(np.asarray(solo.mate), np.asarray(res.mate)), "sharded != unsharded"
+                times = []
+                for _ in range(args.repeats):
+                    t = time.perf_counter()
+                    jax.block_until_ready(jaxmatch.suitor(g, sorted_adjacency=sorted_).mate)
+                    times.append(time.perf_counter() - t)
+                row["unsharded_s"]["sorted" if sorted_ else "dense"] = statistics.median(times)
+            del g
+        row["efficiency"] = rows[0]["warm_s"] / row["warm_s"] if rows else 1.0
+        rows.append(row)
+        print(json.dumps({a: round(b, 4) if isinstance(b, float) else b for a, b in row.items()
+                          if a != "warm_runs_s"}), flush=True)
+        del sg, res
+    for k in counts[1:]:
+        row, _, _ = run(*base, k, "strong")
+        row["efficiency"] = rows[0]["warm_s"] / row["warm_s"] / k
+        rows.append(row)
+        print(json.dumps({a: round(b, 4) if isinstance(b, float) else b for a, b in row.items()
+                          if a != "warm_runs_s"}), flush=True)
+    return rows
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ class ShardedGraph:
         >>> mesh = jax.sharding.Mesh(jax.devices()[:1], ("d",))
         >>> sg = jaxmatch.ShardedGraph.from_edges([0, 1], [1, 2], [2.0, 3.0], n=3, mesh=mesh)
         >>> sg.shards, sg.vertex_cap, sg.src.tolist()
-        (1, 4, [[0, 1, 1, 2]])
+        (1, 3, [[0, 1, 1, 2]])
     """
 
     src: jax.Array
@@ -94,7 +94,9 @@ class ShardedGraph:
             mesh: the :class:`jax.sharding.Mesh` to split over.
             axis: the mesh axis (default: the mesh's only axis).
             vertex_capacity: the padded vertex count, at least n, rounded up
-                to a multiple of D (default: the next power of two of n).
+                to a multiple of D (default: n rounded up, so that the D
+                ranges split the vertices evenly; give one capacity to
+                share a compilation between graphs).
             entry_capacity: entries per device (default: the next power of
                 two of the largest device's count). Graphs of equal
                 capacities and mesh share one compilation.
@@ -133,7 +135,7 @@ class ShardedGraph:
                        or not np.all(np.isfinite(w)) or w.min() < 0):
             raise GraphInputError("weights must be finite numbers >= 0")
         D = mesh.shape[axis]
-        V = next_pow2(max(int(n), 1))
+        V = max(int(n), 1)
         if vertex_capacity is not None:
             if isinstance(vertex_capacity, bool) or not isinstance(vertex_capacity, (int, np.integer)) \
                     or vertex_capacity < max(n, 1):
