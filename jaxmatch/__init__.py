@@ -8,7 +8,7 @@ _config.apply_xla_flags()  # before anything can start JAX's backend; JAXMATCH_X
 
 from jaxmatch import certify, datasets, flow, io
 from jaxmatch.batch import solve_batch, solve_many
-from jaxmatch.shard import ShardedGraph, shard
+from jaxmatch.shard import ShardedBipartiteGraph, ShardedGraph, shard
 from jaxmatch.bipartite import MatchingResult, initial_matching, maximum_matching
 from jaxmatch.graph import (
     CSR,
@@ -47,7 +47,7 @@ __all__ = [
     "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError", "MatchingResult",
     "certify", "datasets", "from_igraph", "from_networkx", "from_scipy", "initial_matching", "io",
     "maximum_matching", "read", "solve_batch", "solve_many", "stack", "to_scipy", "unstack",
-    "ShardedGraph", "shard",
+    "ShardedBipartiteGraph", "ShardedGraph", "shard",
     "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
     "locally_dominant", "suitor",
     "LouvainResult", "louvain", "modularity",

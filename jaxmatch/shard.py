@@ -31,9 +31,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jaxmatch._csr import _pytree, _static
 from jaxmatch._validate import INT32_MAX, GraphInputError
-from jaxmatch.graph import Graph, next_pow2
+from jaxmatch.graph import BipartiteGraph, Graph, next_pow2
 
-__all__ = ["ShardedGraph", "shard"]
+__all__ = ["ShardedBipartiteGraph", "ShardedGraph", "shard"]
 
 
 @_pytree
@@ -111,43 +111,22 @@ class ShardedGraph:
                 range, arrays of different lengths, weights that are not
                 finite and >= 0, or sizes past int32.
         """
-        if not isinstance(mesh, Mesh):
-            raise GraphInputError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
-        if axis is None:
-            if len(mesh.axis_names) != 1:
-                raise GraphInputError(f"the mesh has axes {mesh.axis_names}: name the one to split over (axis=)")
-            axis = mesh.axis_names[0]
-        if axis not in mesh.axis_names:
-            raise GraphInputError(f"axis {axis!r} is not an axis of the mesh {mesh.axis_names}")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise GraphInputError(f"n must be an int >= 0, got {n!r}")
-        u, v = (np.asarray(x) for x in (u, v))
+        axis, D = _axis(mesh, axis)
+        _count(n, "n")
+        u, v = _ids(u, "u", n), _ids(v, "v", n)
         w = np.ones(u.shape, np.float32) if weights is None else np.asarray(weights)
-        if u.ndim != 1 or u.shape != v.shape or u.shape != w.shape:
+        if u.shape != v.shape or u.shape != w.shape:
             raise GraphInputError(f"u, v and weights must be 1-D arrays of one length, got shapes "
                                   f"{u.shape}, {v.shape}, {w.shape}")
-        for x, name in ((u, "u"), (v, "v")):
-            if x.size and (x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.integer)):
-                raise GraphInputError(f"{name} must hold integer ids, got dtype {x.dtype}")
-            if x.size and (x.min() < 0 or x.max() >= n):
-                raise GraphInputError(f"{name} holds ids out of range [0, {n})")
         if w.size and (not np.issubdtype(w.dtype, np.number) or w.dtype == np.bool_
                        or not np.all(np.isfinite(w)) or w.min() < 0):
             raise GraphInputError("weights must be finite numbers >= 0")
-        D = mesh.shape[axis]
-        V = max(int(n), 1)
-        if vertex_capacity is not None:
-            if isinstance(vertex_capacity, bool) or not isinstance(vertex_capacity, (int, np.integer)) \
-                    or vertex_capacity < max(n, 1):
-                raise GraphInputError(f"vertex_capacity must be an int >= n = {n} (and >= 1), "
-                                      f"got {vertex_capacity!r}")
-            V = int(vertex_capacity)
-        V = -(-max(V, D) // D) * D
-        if 2 * u.size > INT32_MAX or V > INT32_MAX // 2:
-            raise GraphInputError(f"{u.size} edges on {n} vertices do not fit int32 ids")
+        V = _capacity(n, vertex_capacity, D, "vertex_capacity")
+        if 2 * u.size > INT32_MAX:
+            raise GraphInputError(f"{u.size} edges do not fit int32 entry counts")
         loop = u == v
-        src = np.concatenate([u, v[~loop]]).astype(np.int64)
-        dst = np.concatenate([v, u[~loop]]).astype(np.int64)
+        src = np.concatenate([u, v[~loop]])
+        dst = np.concatenate([v, u[~loop]])
         wt = np.concatenate([w, w[~loop]]).astype(np.float32)
         key = src * V + dst
         order = np.argsort(key, kind="stable")
@@ -155,60 +134,210 @@ class ShardedGraph:
         first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if key.size else key
         wt = np.add.reduceat(wt, first) if key.size else wt    # repeated edges summed, as jaxmatch.Graph does
         src, dst = np.divmod(key[first], V)
-        owner = src // (V // D)
-        counts = np.bincount(owner, minlength=D)
-        ec = next_pow2(max(int(counts.max()) if counts.size else 0, 1))
-        if entry_capacity is not None:
-            if isinstance(entry_capacity, bool) or not isinstance(entry_capacity, (int, np.integer)) \
-                    or entry_capacity < counts.max():
-                raise GraphInputError(f"entry_capacity must be an int >= {int(counts.max())}, the most "
-                                      f"entries of one device, got {entry_capacity!r}")
-            ec = int(entry_capacity)
-        slot = np.arange(src.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[owner]
-        arrays = [np.full((D, ec), V, np.int32), np.full((D, ec), V, np.int32), np.zeros((D, ec), np.float32)]
-        for a, x in zip(arrays, (src, dst, wt)):
-            a[owner, slot] = x
-        spec = NamedSharding(mesh, P(axis))
-        s, d, ww = (jax.device_put(a, spec) for a in arrays)
+        ec, (s, d, ww) = _split(src // (V // D), [(src, V), (dst, V), (wt, 0.0)], D, entry_capacity, mesh, axis)
         return cls(s, d, ww, int(n), V, ec, mesh, axis)
 
 
-def shard(g: Graph, mesh: Mesh, axis: str | None = None, *, vertex_capacity: int | None = None,
-          entry_capacity: int | None = None) -> ShardedGraph:
-    """Split a :class:`jaxmatch.Graph` over the devices of ``mesh`` by source vertex ranges.
+@_pytree
+class ShardedBipartiteGraph:
+    """A bipartite graph whose edges are split over the devices of a mesh axis, by column ranges.
 
-    The graph's entries go through the host (see the module docstring for
-    the layout and why); :meth:`ShardedGraph.from_edges` builds a sharded
-    graph without a :class:`jaxmatch.Graph` at all.
+    Entry j of device d is the edge ``(rows[d, j], cols[d, j])`` (row id,
+    column id), ``cols`` in device d's column range ``[d * col_cap // D,
+    (d + 1) * col_cap // D)``, sorted by (column, row); padding holds the
+    sentinels ``row_cap`` and ``col_cap``. The matching solvers scan
+    column-major edges (an alternating BFS grows from the columns), so a
+    device scans the rows of its own columns.
 
-    Args:
-        g: a single (not batched) :class:`jaxmatch.Graph`.
-        mesh: the :class:`jax.sharding.Mesh` to split over.
-        axis: the mesh axis (default: the mesh's only axis).
-        vertex_capacity, entry_capacity: as for
-            :meth:`ShardedGraph.from_edges`.
-
-    Returns:
-        The :class:`ShardedGraph`, with the same vertices, edges and weights.
-
-    Raises:
-        GraphInputError: when ``g`` is not a single Graph, or as for
-            :meth:`ShardedGraph.from_edges`.
+    Attributes:
+        rows: int32 ``[D, entry_cap]``, sharded over the mesh axis.
+        cols: int32 ``[D, entry_cap]``, sharded likewise.
+        n_rows, n_cols: static ints, the true sizes.
+        row_cap: static int, the padded row count.
+        col_cap: static int, a multiple of D.
+        entry_cap: static int, the edges each device has room for.
+        mesh: static :class:`jax.sharding.Mesh`.
+        axis: static str, the mesh axis.
 
     Example:
         >>> import jax, jaxmatch
-        >>> g = jaxmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
-        >>> sg = jaxmatch.shard(g, jax.sharding.Mesh(jax.devices()[:1], ("d",)))
-        >>> jaxmatch.suitor(sg).mate.tolist()
-        [-1, 2, 1, -1]
+        >>> mesh = jax.sharding.Mesh(jax.devices()[:1], ("d",))
+        >>> sb = jaxmatch.ShardedBipartiteGraph.from_edges([0, 1, 1], [0, 0, 1], 2, 2, mesh=mesh)
+        >>> sb.cols.tolist(), sb.rows.tolist()
+        ([[0, 0, 1, 2]], [[0, 1, 1, 2]])
     """
-    if not isinstance(g, Graph):
-        raise GraphInputError(f"shard takes a jaxmatch.Graph, got {type(g).__name__}")
-    if np.ndim(g.n) != 0:
+
+    rows: jax.Array
+    cols: jax.Array
+    n_rows: int = _static()
+    n_cols: int = _static()
+    row_cap: int = _static()
+    col_cap: int = _static()
+    entry_cap: int = _static()
+    mesh: Mesh = _static()
+    axis: str = _static()
+
+    @property
+    def shards(self) -> int:
+        """D, the number of devices on the mesh axis."""
+        return self.mesh.shape[self.axis]
+
+    def __repr__(self):
+        return (f"ShardedBipartiteGraph(n_rows={self.n_rows}, n_cols={self.n_cols}, shards={self.shards}, "
+                f"axis={self.axis!r}, capacities=({self.row_cap}, {self.col_cap}, {self.entry_cap} per device))")
+
+    @classmethod
+    def from_edges(cls, rows, cols, n_rows: int, n_cols: int, *, mesh: Mesh, axis: str | None = None,
+                   row_capacity: int | None = None, col_capacity: int | None = None,
+                   entry_capacity: int | None = None) -> "ShardedBipartiteGraph":
+        """A sharded bipartite graph from host arrays of edges (row id, column id).
+
+        Args:
+            rows, cols: int arrays of one length, ids in ``[0, n_rows)`` and
+                ``[0, n_cols)``; a repeated edge is kept once.
+            n_rows, n_cols: the sizes of the two sides.
+            mesh: the :class:`jax.sharding.Mesh` to split over.
+            axis: the mesh axis (default: the mesh's only axis).
+            row_capacity, col_capacity: padded sizes, at least the true ones
+                (the columns rounded up to a multiple of D); default the
+                sizes themselves (columns rounded up).
+            entry_capacity: edges per device (default: the next power of two
+                of the largest device's count).
+
+        Returns:
+            The :class:`ShardedBipartiteGraph`.
+
+        Raises:
+            GraphInputError: on a mesh or axis that does not fit, ids out of
+                range, arrays of different lengths or a capacity too small.
+        """
+        axis, D = _axis(mesh, axis)
+        _count(n_rows, "n_rows")
+        _count(n_cols, "n_cols")
+        r, c = _ids(rows, "rows", n_rows), _ids(cols, "cols", n_cols)
+        if r.shape != c.shape:
+            raise GraphInputError(f"rows and cols must have one length, got {r.size} and {c.size}")
+        rc = _capacity(n_rows, row_capacity, 1, "row_capacity")
+        cc = _capacity(n_cols, col_capacity, D, "col_capacity")
+        key = np.unique(c * rc + r)                  # sorted by (column, row), repeats once
+        c, r = np.divmod(key, rc)
+        ec, (rr, cs) = _split(c // (cc // D), [(r, rc), (c, cc)], D, entry_capacity, mesh, axis)
+        return cls(rr, cs, int(n_rows), int(n_cols), rc, cc, ec, mesh, axis)
+
+
+def _axis(mesh, axis):
+    """The mesh axis to split over and its device count, checked."""
+    if not isinstance(mesh, Mesh):
+        raise GraphInputError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
+    if axis is None:
+        if len(mesh.axis_names) != 1:
+            raise GraphInputError(f"the mesh has axes {mesh.axis_names}: name the one to split over (axis=)")
+        axis = mesh.axis_names[0]
+    if axis not in mesh.axis_names:
+        raise GraphInputError(f"axis {axis!r} is not an axis of the mesh {mesh.axis_names}")
+    return axis, mesh.shape[axis]
+
+
+def _count(n, name):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise GraphInputError(f"{name} must be an int >= 0, got {n!r}")
+
+
+def _ids(x, name, n):
+    """A 1-D integer id array with ids in [0, n), as int64."""
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise GraphInputError(f"{name} must be a 1-D array, got shape {x.shape}")
+    if x.size and (x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.integer)):
+        raise GraphInputError(f"{name} must hold integer ids, got dtype {x.dtype}")
+    if x.size and (x.min() < 0 or x.max() >= n):
+        raise GraphInputError(f"{name} holds ids out of range [0, {n})")
+    return x.astype(np.int64)
+
+
+def _capacity(n, given, D, name):
+    """The padded count of a vertex set split into D equal ranges: n (or ``given``) rounded up to a
+    multiple of D."""
+    cap = max(int(n), 1)
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, (int, np.integer)) or given < cap:
+            raise GraphInputError(f"{name} must be an int >= {cap} (the vertex count, at least 1), got {given!r}")
+        cap = int(given)
+    cap = -(-max(cap, D) // D) * D
+    if cap > INT32_MAX // 2:
+        raise GraphInputError(f"{name} = {cap} does not fit int32 ids")
+    return cap
+
+
+def _split(owner, columns, D, entry_capacity, mesh, axis):
+    """Entries (in owner order) into [D, ec] arrays, device d's entries first in its row and padding
+    after, each array sharded over ``axis``: (ec, arrays). ``columns``: (values, padding) pairs."""
+    counts = np.bincount(owner, minlength=D)
+    most = int(counts.max()) if counts.size else 0
+    ec = next_pow2(max(most, 1))
+    if entry_capacity is not None:
+        if isinstance(entry_capacity, bool) or not isinstance(entry_capacity, (int, np.integer)) \
+                or entry_capacity < max(most, 1):
+            raise GraphInputError(f"entry_capacity must be an int >= {max(most, 1)}, the most entries of "
+                                  f"one device, got {entry_capacity!r}")
+        ec = int(entry_capacity)
+    slot = np.arange(owner.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[owner]
+    spec = NamedSharding(mesh, P(axis))
+    out = []
+    for values, pad in columns:
+        a = np.full((D, ec), pad, np.float32 if isinstance(pad, float) else np.int32)
+        a[owner, slot] = values
+        out.append(jax.device_put(a, spec))
+    return ec, out
+
+
+def shard(g, mesh: Mesh, axis: str | None = None, **capacities):
+    """Split a :class:`jaxmatch.Graph` or :class:`jaxmatch.BipartiteGraph` over the devices of ``mesh``.
+
+    A Graph is split by source vertex ranges (:class:`ShardedGraph`), a
+    BipartiteGraph by column ranges (:class:`ShardedBipartiteGraph`). The
+    entries go through the host (see the module docstring for the layout and
+    why); the classes' ``from_edges`` build a sharded graph from edge arrays
+    without a single-device graph at all.
+
+    Args:
+        g: a single (not batched) :class:`jaxmatch.Graph` or
+            :class:`jaxmatch.BipartiteGraph`.
+        mesh: the :class:`jax.sharding.Mesh` to split over.
+        axis: the mesh axis (default: the mesh's only axis).
+        **capacities: ``vertex_capacity`` and ``entry_capacity`` (a Graph) or
+            ``row_capacity``, ``col_capacity`` and ``entry_capacity`` (a
+            BipartiteGraph), as for the classes' ``from_edges``.
+
+    Returns:
+        The :class:`ShardedGraph` or :class:`ShardedBipartiteGraph`, with the
+        same vertices, edges and weights.
+
+    Raises:
+        GraphInputError: when ``g`` is not a single Graph or BipartiteGraph,
+            or as for ``from_edges``.
+
+    Example:
+        >>> import jax, jaxmatch
+        >>> mesh = jax.sharding.Mesh(jax.devices()[:1], ("d",))
+        >>> g = jaxmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 2.0, 1.0])
+        >>> jaxmatch.suitor(jaxmatch.shard(g, mesh)).mate.tolist()
+        [-1, 2, 1, -1]
+        >>> b = jaxmatch.BipartiteGraph.from_edges([0, 1, 1], [0, 0, 1])
+        >>> int(jaxmatch.maximum_matching(jaxmatch.shard(b, mesh), method="apfb").cardinality)
+        2
+    """
+    if not isinstance(g, (Graph, BipartiteGraph)):
+        raise GraphInputError(f"shard takes a jaxmatch.Graph or BipartiteGraph, got {type(g).__name__}")
+    if np.ndim(g.n if isinstance(g, Graph) else g.n_rows) != 0:
         raise GraphInputError("shard takes one graph, not a batch")
+    if isinstance(g, BipartiteGraph):
+        e = int(g.n_edges)
+        cols, rows = np.asarray(g.by_col.src)[:e], np.asarray(g.by_col.indices)[:e]
+        return ShardedBipartiteGraph.from_edges(rows, cols, int(g.n_rows), int(g.n_cols), mesh=mesh, axis=axis,
+                                                **capacities)
     e = int(g.n_entries)
     src, dst = np.asarray(g.adj.src)[:e], np.asarray(g.adj.indices)[:e]
     w = np.asarray(g.adj.weights)[:e]
     once = src <= dst                       # each edge once (a loop is stored once already)
-    return ShardedGraph.from_edges(src[once], dst[once], w[once], n=int(g.n), mesh=mesh, axis=axis,
-                                   vertex_capacity=vertex_capacity, entry_capacity=entry_capacity)
+    return ShardedGraph.from_edges(src[once], dst[once], w[once], n=int(g.n), mesh=mesh, axis=axis, **capacities)

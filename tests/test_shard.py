@@ -14,7 +14,7 @@ import jaxmatch
 from jaxmatch import GraphInputError, ShardedGraph
 from jaxmatch.certify import check_greedy_dominance
 
-SHARDED_SUITOR = r"""
+SHARDED = r"""
 import os
 os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
 import jax
@@ -53,17 +53,41 @@ for trial in range(24):
     assert int(got.cardinality) == int(solo.cardinality)
     check_greedy_dominance(g, mate)
     checked += 1
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+from jaxmatch.certify import check_maximum_matching
+for trial in range(12):
+    nr, nc = int(rng.integers(1, 120)), int(rng.integers(1, 120))
+    m = int(rng.integers(0, 3 * max(nr, nc)))
+    r, c = rng.integers(0, nr, m), rng.integers(0, nc, m)
+    b = jaxmatch.BipartiteGraph.from_edges(r, c, nr, nc)
+    want = int(np.sum(maximum_bipartite_matching(csr_matrix((np.ones(m), (r, c)), shape=(nr, nc)),
+                                                 perm_type="column") >= 0))
+    mesh, axis = (line, None) if trial % 4 else (square, "x")
+    caps = dict(row_capacity=128, col_capacity=128, entry_capacity=512)
+    sb = jaxmatch.shard(b, mesh, axis, **caps) if trial % 2 else \
+        jaxmatch.ShardedBipartiteGraph.from_edges(r, c, nr, nc, mesh=mesh, axis=axis, **caps)
+    method = ("apfb", "apsb")[trial % 2]
+    got = jaxmatch.maximum_matching(sb, method=method, bfs=("gpubfs_wr", "gpubfs")[trial % 3 == 0])
+    solo = jaxmatch.maximum_matching(b, method=method, init=None, bfs=("gpubfs_wr", "gpubfs")[trial % 3 == 0])
+    assert got.status_name == "converged" and int(got.cardinality) == want, (trial, int(got.cardinality), want)
+    assert np.array_equal(np.asarray(got.row_mate), np.asarray(solo.row_mate)), trial
+    assert {k: int(v) for k, v in got.stats.items()} == {k: int(v) for k, v in solo.stats.items()}, trial
+    check_maximum_matching(b, np.asarray(got.row_mate), np.asarray(got.col_mate))
+    checked += 1
 print("ok", checked)
 """
 
 
-def test_sharded_suitor_on_four_devices_equals_one_device():
-    """On 4 host devices (a line mesh, and the 'y' axis of a 2 x 2 mesh), Suitor on the sharded graph
+def test_sharded_solvers_on_four_devices_equal_one_device():
+    """On 4 host devices (a line mesh, and one axis of a 2 x 2 mesh), Suitor on the sharded graph
     gives the single-device Suitor's matching, the greedy matching and its weight, certified, on random
-    graphs with tied, random and unit weights, self-loops, repeated and zero-weight edges."""
-    out = subprocess.run([sys.executable, "-c", SHARDED_SUITOR], capture_output=True, text=True, timeout=600,
+    graphs with tied, random and unit weights, self-loops, repeated and zero-weight edges; and APFB /
+    APsB on a sharded bipartite graph give the one-device run's matching and counters from the empty
+    matching, scipy's cardinality, Koenig-certified."""
+    out = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, timeout=600,
                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
-    assert out.returncode == 0 and out.stdout.strip() == "ok 24", (out.stdout[-500:], out.stderr[-3000:])
+    assert out.returncode == 0 and out.stdout.strip() == "ok 36", (out.stdout[-500:], out.stderr[-3000:])
 
 
 @pytest.fixture(scope="module")
@@ -89,11 +113,31 @@ def test_shard_layout(mesh):
     assert "ShardedGraph(n=4, shards=1" in repr(sg)
 
 
+def test_shard_bipartite_layout(mesh):
+    """Column-major entries on the column's shard, repeats once, sentinels in padding; APFB on one
+    device equals the unsharded run; methods other than apfb/apsb are refused."""
+    b = jaxmatch.BipartiteGraph.from_edges([0, 1, 1, 2, 1], [0, 0, 1, 1, 1], 3, 2)
+    sb = jaxmatch.shard(b, mesh)
+    assert (sb.n_rows, sb.n_cols, sb.row_cap, sb.col_cap, sb.entry_cap) == (3, 2, 3, 2, 4)
+    assert sb.cols.tolist() == [[0, 0, 1, 1]] and sb.rows.tolist() == [[0, 1, 1, 2]]
+    got = jaxmatch.maximum_matching(sb, method="apfb")
+    solo = jaxmatch.maximum_matching(b, method="apfb", init=None)
+    assert got.row_mate.tolist() == solo.row_mate.tolist() and int(got.cardinality) == 2
+    assert "ShardedBipartiteGraph(n_rows=3" in repr(sb)
+    for method in ("pr", "graft", "flow"):
+        with pytest.raises(GraphInputError, match="apfb"):
+            jaxmatch.maximum_matching(sb, method=method)
+    with pytest.raises(GraphInputError, match="out of range"):
+        jaxmatch.ShardedBipartiteGraph.from_edges([3], [0], 3, 2, mesh=mesh)
+    with pytest.raises(GraphInputError, match="col_capacity"):
+        jaxmatch.shard(b, mesh, col_capacity=1)
+
+
 def test_shard_bad_input(mesh):
     """Bad input is refused before any tracing, naming the problem."""
     g = jaxmatch.Graph.from_edges([0], [1])
     bad = [
-        (lambda: jaxmatch.shard("g", mesh), "jaxmatch.Graph"),
+        (lambda: jaxmatch.shard("g", mesh), "Graph or BipartiteGraph"),
         (lambda: jaxmatch.shard(jaxmatch.stack([g, g]), mesh), "not a batch"),
         (lambda: jaxmatch.shard(g, "mesh"), "jax.sharding.Mesh"),
         (lambda: jaxmatch.shard(g, mesh, "z"), "not an axis"),

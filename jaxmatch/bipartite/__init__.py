@@ -26,9 +26,11 @@ from jaxmatch.bipartite import augmenting as _ap
 from jaxmatch.bipartite import graft as _graft
 from jaxmatch.bipartite import init as _init
 from jaxmatch.bipartite import push_relabel as _pr
+from jaxmatch.bipartite import sharded as _sharded
 from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type, next_pow2
 from jaxmatch.graph import BipartiteGraph, GraphInputError
+from jaxmatch.shard import ShardedBipartiteGraph
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
@@ -199,7 +201,12 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
 
     Args:
         g: the :class:`jaxmatch.BipartiteGraph` (a batch from
-            :func:`jaxmatch.stack` only inside ``jax.vmap``).
+            :func:`jaxmatch.stack` only inside ``jax.vmap``), or a
+            :class:`jaxmatch.ShardedBipartiteGraph` (:func:`jaxmatch.shard`):
+            its edges split over devices, solved with ``method="apfb"`` or
+            ``"apsb"`` from the empty matching under ``jax.shard_map``
+            (:mod:`jaxmatch.bipartite.sharded`; only ``bfs``, ``max_iters``
+            and ``throw`` apply there).
         method: the solver.
 
             - ``"pr"`` (the default): G-PR push-relabel. Labels are lower
@@ -291,6 +298,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
         >>> int(res.cardinality), int(res.stats["phases"])
         (2, 2)
     """
+    if isinstance(g, ShardedBipartiteGraph):
+        return _sharded_matching(g, method, max_iters, bfs, throw)
     _check_graph(g)
     _check_choice(method, METHODS, "method")
     _check_choice(init, INITS, "init")
@@ -320,6 +329,19 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     res = _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,
                     auto_levels, kernel)
     return settle("maximum_matching", res, throw)
+
+
+def _sharded_matching(g, method, max_iters, bfs, throw) -> MatchingResult:
+    """APFB/APsB on a graph split over devices (:mod:`jaxmatch.bipartite.sharded`), from the empty matching."""
+    if method not in _ap.METHODS:
+        raise GraphInputError(f"a ShardedBipartiteGraph runs method='apfb' or 'apsb', got {method!r}")
+    _check_choice(bfs, _ap.BFS, "bfs")
+    check_positive(max_iters, "max_iters")
+    check_flag(throw, "throw")
+    phases = _ap.default_phases(g) if max_iters is None else min(int(max_iters), INT32_MAX)
+    row_mate, col_mate, status, stats = _sharded.solve(g, method=method, bfs=bfs, max_iters=phases)
+    stats = dict(stats, init_rounds=jnp.int32(0))      # the same counters as the unsharded run's
+    return settle("maximum_matching", _finish(g, row_mate, col_mate, status, stats), throw)
 
 
 def _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,

@@ -90,8 +90,15 @@ class WalkState(NamedTuple):
     step: jax.Array
 
 
-def _bfs(g, row_mate, col_mate, *, shortest: bool, with_root: bool) -> BFSState:
-    """Alternating BFS from all unmatched columns (GPUBFS / GPUBFS-WR)."""
+def _bfs(g, row_mate, col_mate, *, shortest: bool, with_root: bool, axis=None) -> BFSState:
+    """Alternating BFS from all unmatched columns (GPUBFS / GPUBFS-WR).
+
+    ``axis``: inside ``shard_map`` over a graph whose edges are split over that mesh axis (the
+    vertex arrays replicated): each device scans its own edges and the predecessors are combined
+    by a ``lax.pmin`` (the smallest column per row, as on one device), the edge count by a
+    ``lax.psum``; everything else is per vertex and runs identically on every device."""
+    pmin = (lambda x: x) if axis is None else (lambda x: lax.pmin(x, axis))
+    psum = (lambda x: x) if axis is None else (lambda x: lax.psum(x, axis))
     row, col = g.by_col.indices, g.by_col.src
     rc, cc = g.row_cap, g.col_cap
     cols = jnp.arange(cc, dtype=jnp.int32)
@@ -110,7 +117,7 @@ def _bfs(g, row_mate, col_mate, *, shortest: bool, with_root: bool) -> BFSState:
         grow = active & (mate >= 0) & (take(s.lev, mate, 0) == -1)
         hit = active & (mate == -1) & ~take(s.end, row, True)
         # predecessor: the smallest column per row (CUDA: whichever thread wrote last)
-        pred = s.pred.at[mask_ids(row, grow | hit, rc)].min(col, mode="drop")
+        pred = pmin(s.pred.at[mask_ids(row, grow | hit, rc)].min(col, mode="drop"))
         reached = pred < s.pred
         new_end = reached & (row_mate == -1)
         new_col = mask_ids(row_mate, reached & (row_mate >= 0), cc)
@@ -122,7 +129,7 @@ def _bfs(g, row_mate, col_mate, *, shortest: bool, with_root: bool) -> BFSState:
         end_of_root = s.end_of_root.at[end_root].min(jnp.arange(rc, dtype=jnp.int32), mode="drop")
         return BFSState(lev, root, done, pred, s.end | new_end, end_of_root, s.level + 1,
                         jnp.any(new_col < cc), s.found | jnp.any(new_end),
-                        s.edges + jnp.sum(active, dtype=jnp.int32))
+                        s.edges + psum(jnp.sum(active, dtype=jnp.int32)))
 
     def more(s: BFSState):
         go = s.grew & (s.level < cc)
@@ -174,8 +181,8 @@ def _alternate(g, row_mate, col_mate, pred, start):
     return row_mate, consistent_col_mate(g, row_mate, w.col_mate)
 
 
-def _phase(g, s: PhaseState, shortest: bool, with_root: bool) -> PhaseState:
-    b = _bfs(g, s.row_mate, s.col_mate, shortest=shortest, with_root=with_root)
+def _phase(g, s: PhaseState, shortest: bool, with_root: bool, axis=None) -> PhaseState:
+    b = _bfs(g, s.row_mate, s.col_mate, shortest=shortest, with_root=with_root, axis=axis)
     start = b.end
     if shortest and with_root:  # one walk per root
         start &= take(b.end_of_root, take(b.root, b.pred, g.col_cap), -1) == jnp.arange(g.row_cap)
@@ -185,11 +192,13 @@ def _phase(g, s: PhaseState, shortest: bool, with_root: bool) -> PhaseState:
                       s.edges + b.edges, s.augs + card(row_mate) - card(s.row_mate))
 
 
-def augmenting_paths(g, row_mate, col_mate, *, method="apfb", bfs="gpubfs_wr", max_iters=None):
+def augmenting_paths(g, row_mate, col_mate, *, method="apfb", bfs="gpubfs_wr", max_iters=None, axis=None):
     """Run APFB / APsB from a matching; returns (row_mate, col_mate, status, stats dict).
 
     ``max_iters`` bounds the number of phases (default :func:`default_phases`);
-    status is MAX_ITERS when the last phase run still found a path.
+    status is MAX_ITERS when the last phase run still found a path. ``axis``:
+    the edges are split over that mesh axis (see :func:`_bfs`;
+    :mod:`jaxmatch.bipartite.sharded`).
 
     >>> from jaxmatch import BipartiteGraph
     >>> from jaxmatch.bipartite.init import empty_matching
@@ -204,7 +213,7 @@ def augmenting_paths(g, row_mate, col_mate, *, method="apfb", bfs="gpubfs_wr", m
     zero = jnp.int32(0)
     s = PhaseState(row_mate, col_mate, zero, jnp.bool_(True), zero, zero, zero)
     s = lax.while_loop(lambda s: s.found & (s.phase < max_iters),
-                       lambda s: _phase(g, s, shortest, with_root), s)
+                       lambda s: _phase(g, s, shortest, with_root, axis), s)
     status = jnp.where(s.found, MAX_ITERS, CONVERGED).astype(jnp.int32)
     stats = dict(iterations=s.phase, phases=s.phase, bfs_levels=s.levels, edges_traversed=s.edges, augmentations=s.augs)
     return s.row_mate, s.col_mate, status, stats
