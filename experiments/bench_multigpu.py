@@ -14,12 +14,15 @@ one device and its efficiency (speed-up / k).
 Weak scaling of the sharded Suitor (``--families suitor_sharded``): one
 random graph of ``--edges-per-device`` x k edges (uniform random end points,
 average degree 16, weights uniform in (0, 1)) split over the first k devices
-(:meth:`jaxmatch.ShardedGraph.from_edges`, from host arrays), first call and
+(:meth:`jaxmatch.ShardedGraph.from_edges`, from host arrays); likewise APFB
+on a random bipartite graph of 4 edges per row (``matching_sharded``,
+:meth:`jaxmatch.ShardedBipartiteGraph.from_edges`); first call and
 warm median (the compile is timed apart, as ``compile_s``: the memory analysis
 compiles first), per-device bytes per edge from XLA's compiled memory analysis;
 on one device the same graph also runs unsharded (``jaxmatch.suitor`` on a
-``Graph``, both adjacency modes) and must give the same matching. Not run
-yet: Louvain and graft/APFB sharded (they do not take a ShardedGraph yet),
+``Graph``, both adjacency modes; APFB from the empty matching, and the
+default ``maximum_matching``) and must give the same matching. Not run
+yet: Louvain and graft sharded (they do not take a sharded graph yet),
 and strong scaling (the weak series' one-device graph over all devices is
 in the output when there are several).
 
@@ -41,7 +44,7 @@ import numpy as np
 
 from experiments.bench_batch import _weighted
 
-FAMILIES = ("matching", "suitor", "louvain", "suitor_sharded")
+FAMILIES = ("matching", "suitor", "louvain", "suitor_sharded", "matching_sharded")
 
 
 def build(family, rng, B, side, degree):
@@ -78,8 +81,8 @@ def main():
     print(f"devices: {len(devs)} x {devs[0].device_kind}, jax {jax.__version__}; device counts {counts}", flush=True)
     rows = []
     for family in args.families:
-        if family == "suitor_sharded":
-            rows += sharded_suitor(args, devs, counts)
+        if family.endswith("_sharded"):
+            rows += sharded(family, args, devs, counts)
             continue
         t = time.perf_counter()
         batch, fn = build(family, np.random.default_rng(0), args.graphs, args.side, args.degree)
@@ -109,24 +112,24 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_multigpu.json").write_text(json.dumps(dict(
         device=devs[0].device_kind, devices=len(devs), jax=jax.__version__, date=time.strftime("%Y-%m-%d"),
-        rows=rows, not_run="sharded Louvain and graft/APFB (no ShardedGraph support yet)"), indent=1))
+        rows=rows, not_run="sharded Louvain and graft (no sharded-graph support yet)"), indent=1))
     print(f"\n{'family':9} {'graphs':>7} {'devices':>7} {'first s':>8} {'warm s':>8} {'M graphs/min':>13} "
           f"{'speed-up':>9} {'efficiency':>10}")
     for r in rows:
-        if r["family"] == "suitor_sharded":
+        if r["family"].endswith("_sharded"):
             continue
         print(f"{r['family']:9} {r['graphs']:7d} {r['devices']:7d} {r['first_s']:8.2f} {r['warm_s']:8.4f} "
               f"{r['graphs_per_min'] / 1e6:13.2f} {r['speedup']:9.2f} {r['efficiency']:10.2f}")
-    sharded = [r for r in rows if r["family"] == "suitor_sharded"]
-    if sharded:
-        print(f"\n{'sharded Suitor':15} {'edges':>12} {'devices':>7} {'first s':>8} {'warm s':>8} {'M edges/s':>10} "
-              f"{'B/edge/dev':>10} {'efficiency':>10} {'unsharded s (sorted, dense)':>28}")
-        for r in sharded:
+    done = [r for r in rows if r["family"].endswith("_sharded")]
+    if done:
+        print(f"\n{'family, mode':24} {'edges':>12} {'devices':>7} {'first s':>8} {'warm s':>8} {'M edges/s':>10} "
+              f"{'B/edge/dev':>10} {'efficiency':>10} {'unsharded s':>28}")
+        for r in done:
             un = r.get("unsharded_s", {})
-            print(f"{r['mode']:15} {r['edges']:12,d} {r['devices']:7d} {r['first_s']:8.2f} {r['warm_s']:8.4f} "
+            print(f"{r['family'] + ', ' + r['mode']:24} {r['edges']:12,d} {r['devices']:7d} {r['first_s']:8.2f} {r['warm_s']:8.4f} "
                   f"{r['edges'] / r['warm_s'] / 1e6:10.1f} {r['bytes_per_edge_per_device']:10.1f} "
-                  f"{r['efficiency']:10.2f} {' / '.join(f'{x:.4f}' for x in un.values()):>28}")
-    print("\nnot run: Louvain and graft/APFB on a sharded graph (they do not take a ShardedGraph yet)")
+                  f"{r['efficiency']:10.2f} {' / '.join(f'{a} {x:.4f}' for a, x in un.items()):>28}")
+    print("\nnot run: Louvain and graft on a sharded graph (they do not take a sharded graph yet)")
 
 
 def _graph(rng, m):
@@ -136,66 +139,96 @@ def _graph(rng, m):
             rng.random(m, dtype=np.float32) + np.float32(1e-7), n)
 
 
-def sharded_suitor(args, devs, counts):
-    """Weak scaling of Suitor on a ShardedGraph (and strong scaling of the one-device graph when there
-    are several devices); on one device the unsharded Suitor checks the answer."""
+def sharded(family, args, devs, counts):
+    """Weak scaling of Suitor (``suitor_sharded``) or APFB (``matching_sharded``) on a sharded graph,
+    and strong scaling of the one-device graph when there are several devices; on one device the
+    unsharded solver checks the answer (Suitor both adjacency modes; APFB from the empty matching, and
+    the default ``maximum_matching`` for reference)."""
     import jax
     from jax.sharding import Mesh
 
     import jaxmatch
-    from jaxmatch.weighted import sharded as _sh
+    from jaxmatch.bipartite import sharded as _shb
+    from jaxmatch.weighted import sharded as _shw
     rows, base = [], None
+    suitor = family == "suitor_sharded"
+
+    def graph(rng, m):
+        if suitor:
+            return _graph(rng, m)
+        side = max(m // 4, 2)          # bipartite, 4 edges per row
+        return rng.integers(0, side, m, dtype=np.int64), rng.integers(0, side, m, dtype=np.int64), None, side
+
+    def solve(g):
+        return jaxmatch.suitor(g) if suitor else jaxmatch.maximum_matching(g, method="apfb")
 
     def run(u, v, w, n, k, mode):
         mesh = Mesh(np.array(devs[:k]), ("d",))
         t = time.perf_counter()
-        sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh)
+        sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh) if suitor else \
+            jaxmatch.ShardedBipartiteGraph.from_edges(u, v, n, n, mesh=mesh)
         build_s = time.perf_counter() - t
         t = time.perf_counter()
-        mem = _sh.solve.lower(sg, np.int32(2**31 - 1)).compile().memory_analysis()   # per device
+        low = _shw.solve.lower(sg, np.int32(2**31 - 1)) if suitor else \
+            _shb.solve.lower(sg, method="apfb", bfs="gpubfs_wr", max_iters=n + 1)
+        mem = low.compile().memory_analysis()            # per device
         compile_s = time.perf_counter() - t
         per_dev = sum(getattr(mem, a, 0) or 0 for a in ("argument_size_in_bytes", "output_size_in_bytes",
                                                         "temp_size_in_bytes"))
         t = time.perf_counter()
-        res = jaxmatch.suitor(sg)
-        jax.block_until_ready(res.mate)
+        res = solve(sg)
+        jax.block_until_ready(res)
         first = time.perf_counter() - t
         warm = []
         for _ in range(args.repeats):
             t = time.perf_counter()
-            jax.block_until_ready(jaxmatch.suitor(sg).mate)
+            jax.block_until_ready(solve(sg))
             warm.append(time.perf_counter() - t)
-        row = dict(family="suitor_sharded", mode=mode, edges=int(u.size), n=int(n), devices=k, build_s=build_s,
-                   vertex_cap=sg.vertex_cap, entry_cap=sg.entry_cap, compile_s=compile_s, first_s=first, warm_s=statistics.median(warm), warm_runs_s=warm, weight=float(res.weight),
-                   cardinality=int(res.cardinality), rounds=int(res.stats["rounds"]),
-                   bytes_per_edge_per_device=per_dev / (u.size / k))
-        return row, res, sg
+        row = dict(family=family, mode=mode, edges=int(u.size), n=int(n), devices=k, build_s=build_s,
+                   compile_s=compile_s, first_s=first, warm_s=statistics.median(warm), warm_runs_s=warm,
+                   cardinality=int(res.cardinality), bytes_per_edge_per_device=per_dev / (u.size / k),
+                   stats={a: int(b) for a, b in res.stats.items()})
+        if suitor:
+            row["weight"] = float(res.weight)
+        return row, res
+
+    def unsharded(u, v, w, n, res):
+        out = {}
+        if suitor:
+            g = jaxmatch.Graph.from_edges(u, v, w, n=n)
+            calls = {"sorted": lambda: jaxmatch.suitor(g), "dense": lambda: jaxmatch.suitor(g, sorted_adjacency=False)}
+        else:
+            g = jaxmatch.BipartiteGraph.from_edges(u, v, n, n)
+            calls = {"apfb": lambda: jaxmatch.maximum_matching(g, method="apfb", init=None),
+                     "default": lambda: jaxmatch.maximum_matching(g)}
+        for name, call in calls.items():
+            solo = jax.block_until_ready(call())
+            if suitor or name == "apfb":
+                mine = res.mate if suitor else res.row_mate
+                theirs = solo.mate if suitor else solo.row_mate
+                assert np.array_equal(np.asarray(theirs), np.asarray(mine)), f"{family}: sharded != unsharded"
+            assert int(solo.cardinality) == int(res.cardinality)
+            times = []
+            for _ in range(args.repeats):
+                t = time.perf_counter()
+                jax.block_until_ready(call())
+                times.append(time.perf_counter() - t)
+            out[name] = statistics.median(times)
+        return out
 
     for k in counts:
-        u, v, w, n = _graph(np.random.default_rng(k), args.edges_per_device * k)
-        row, res, sg = run(u, v, w, n, k, "weak")
+        u, v, w, n = graph(np.random.default_rng(k), args.edges_per_device * k)
+        row, res = run(u, v, w, n, k, "weak")
         if k == 1:
             base = (u, v, w, n)
-            g = jaxmatch.Graph.from_edges(u, v, w, n=n)
-            row["unsharded_s"] = {}
-            for sorted_ in (True, False):
-                solo = jaxmatch.suitor(g, sorted_adjacency=sorted_)
-                jax.block_until_ready(solo.mate)
-                assert np.array_equal(np.asarray(solo.mate), np.asarray(res.mate)), "sharded != unsharded"
-                times = []
-                for _ in range(args.repeats):
-                    t = time.perf_counter()
-                    jax.block_until_ready(jaxmatch.suitor(g, sorted_adjacency=sorted_).mate)
-                    times.append(time.perf_counter() - t)
-                row["unsharded_s"]["sorted" if sorted_ else "dense"] = statistics.median(times)
-            del g
+            row["unsharded_s"] = unsharded(u, v, w, n, res)
         row["efficiency"] = rows[0]["warm_s"] / row["warm_s"] if rows else 1.0
         rows.append(row)
         print(json.dumps({a: round(b, 4) if isinstance(b, float) else b for a, b in row.items()
                           if a != "warm_runs_s"}), flush=True)
-        del sg, res
+        del res
     for k in counts[1:]:
-        row, _, _ = run(*base, k, "strong")
+        row, _ = run(*base, k, "strong")
         row["efficiency"] = rows[0]["warm_s"] / row["warm_s"] / k
         rows.append(row)
         print(json.dumps({a: round(b, 4) if isinstance(b, float) else b for a, b in row.items()
