@@ -21,12 +21,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmatch._ops import is_traced, trim
-from jaxmatch.status import settle, with_status_name
+from jaxmatch.status import Status, settle, with_status_name
 from jaxmatch.community import config as _cfg
 from jaxmatch.community import louvain as _lv
+from jaxmatch.community import sharded as _sh
 from jaxmatch.community.modularity import _check_graph, _check_real, modularity
 from jaxmatch._validate import check_flag, check_positive
 from jaxmatch.graph import Graph, GraphInputError
+from jaxmatch.shard import ShardedGraph
 
 __all__ = ["LouvainResult", "louvain", "modularity"]
 
@@ -219,6 +221,10 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
         >>> res.labels.tolist(), round(float(res.modularity), 4), res.status_name
         ([0, 0, 0, 1, 1, 1], 0.3571, 'converged')
     """
+    if isinstance(g, ShardedGraph):
+        return _louvain_sharded(g, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
+                                large_graph=large_graph, max_levels=max_levels, max_iters=max_iters,
+                                refine=refine, config=config, throw=throw)
     _check_graph(g)
     check_flag(throw, "throw")
     opts, static = _options(g, resolution=resolution, threshold=threshold,
@@ -226,6 +232,46 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
                             max_levels=max_levels, max_iters=max_iters, refine=refine,
                             axis_name=axis_name, config=config)
     return settle("louvain", _finish(g, *_solve(g, opts, **static)), throw)
+
+
+def _louvain_sharded(sg, *, resolution, threshold, max_levels, max_iters, throw, **rest) -> LouvainResult:
+    """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the rest on one device."""
+    for value, name in ((resolution, "resolution"), (threshold, "threshold")):
+        _check_real(value, name)
+    check_positive(max_levels, "max_levels")
+    check_positive(max_iters, "max_iters")
+    check_flag(throw, "throw")
+    if max_levels is not None and max_levels > MAX_LEVELS or max_iters is not None and max_iters > MAX_ITERS:
+        raise GraphInputError(f"max_levels and max_iters must be at most {MAX_LEVELS} and {MAX_ITERS}")
+    passes = max_iters or _cfg.DEFAULT_MAX_ITERS
+    comm, q1, it, moves, status1, pcs, pcd, pw, count = _sh.level_one(
+        sg, jnp.float32(resolution), jnp.float32(threshold), max_iters=passes)
+    coarse, dense = _sh.coarse_graph(pcs, pcd, pw, count, np.asarray(comm)[:sg.n])
+    n_it = int(it)
+    one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
+               vertices=np.array([sg.n], np.int32), communities=int(coarse.n),
+               refine_iterations=0, refine_moves=np.zeros(0, np.int32))
+    if max_levels == 1:      # level one only: MAX_LEVELS when another level could still merge communities
+        more = int(coarse.n) < sg.n
+        status = jnp.where(status1 != 0, status1, jnp.int32(Status.MAX_LEVELS if more else Status.CONVERGED))
+        res = LouvainResult(jax.device_put(dense), jax.device_put(dense[None]), q1, jnp.reshape(q1, (1,)),
+                            status, one)
+        return settle("louvain", res, throw)
+    r = louvain(coarse, resolution=resolution, threshold=threshold, throw=False, max_iters=max_iters,
+                max_levels=None if max_levels is None else max_levels - 1, **rest)
+    rm = np.asarray(r.stats["moves"])
+    width = max(n_it, rm.shape[1])
+    pad = lambda a: np.pad(a, ((0, 0), (0, width - a.shape[1])))  # noqa: E731
+    stats = dict(r.stats, levels=1 + int(r.stats["levels"]),
+                 iterations=np.concatenate([one["iterations"], np.asarray(r.stats["iterations"])]),
+                 moves=np.concatenate([pad(one["moves"]), pad(rm)]),
+                 vertices=np.concatenate([one["vertices"], np.asarray(r.stats["vertices"])]))
+    status = jnp.where(status1 != 0, status1, r.status)
+    res = LouvainResult(jax.device_put(np.asarray(r.labels)[dense]),
+                        jax.device_put(np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])),
+                        r.modularity, jnp.concatenate([jnp.reshape(q1, (1,)), jnp.asarray(r.level_modularity)]),
+                        status, stats)
+    return settle("louvain", res, throw)
 
 
 def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=100_000,

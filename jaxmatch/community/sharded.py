@@ -1,0 +1,166 @@
+"""Louvain on a graph split over several devices (:class:`jaxmatch.ShardedGraph`).
+
+The first level, the only one of the size of the input, runs under
+``jax.shard_map``; the coarse graph it leaves is gathered and the remaining
+levels run on one device with :func:`jaxmatch.louvain`.
+
+**Level one, sharded.** Device d holds the rows of its vertex range (see
+:mod:`jaxmatch.shard`); the community of every vertex ``comm``, the degrees
+``k`` and the community totals ``tot`` are replicated. A sweep:
+
+1. each device groups its entries (u, v), u != v, by (u, C(v)) with one
+   two-key sort and sums each group: e_{u->c}, for the vertices u it owns;
+2. u moves to the community c != C(u) of largest gain (ties to the smallest
+   id) when its gain beats staying,
+   ``e_{u->c} - resolution k_u tot_c / 2m > e_{u->C(u)\\{u}} - resolution k_u (tot_{C(u)} - k_u) / 2m``
+   (Eq. (2) of Paper III times m; the same order as the one-device solver's);
+   a vertex alone in its community joins another one-vertex community only
+   if that community's id is smaller (the paper's singleton rule: no two
+   singletons swap); a pass moves the vertices in ``GROUPS`` = 4 turns by
+   id modulo 4, so about a quarter of a vertex's neighbours move with it
+   (the one-device solver's degree buckets and conflict rounds are not
+   sharded);
+3. each device's owned labels are gathered (``lax.all_gather``, V words),
+   ``tot`` is recomputed from the replicated labels after each turn, and the
+   modularity from a ``lax.psum`` of the intra-community weight after each
+   pass. Passes repeat while one raises Q by at least ``threshold``; a pass
+   that lowers Q is undone and ends the level (at most ``max_iters``
+   passes).
+
+**Aggregation.** Each device maps its entries to (C(u), C(v)) pairs and merges
+repeats with a sort (a loop's weight doubled, so that the coarse graph keeps
+every degree and Q); the merged pairs of all devices go through the host into
+one :class:`jaxmatch.Graph` of the communities (repeated pairs of different
+devices summed), on which :func:`jaxmatch.louvain` runs the other levels. So
+one device must hold the coarse graph (on graphs with community structure a
+small fraction of the input: a 10^7-edge planted partition leaves 10^4-10^5
+pairs) and the partition differs from the one-device solver's, whose first
+level moves vertices in degree buckets with conflict resolution: the test
+suite bounds the modularity gap on its graphs, and RESULTS records it.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import PartitionSpec as P
+
+from jaxmatch._ops import CONVERGED, MAX_ITERS, segment_argmin, take
+
+#: a pass moves the vertices of id % GROUPS == 0, then 1, ...: fewer neighbours move together
+#: (measured on the bundled graphs: 4 groups stayed closest to the one-device modularity; RESULTS, session 16)
+GROUPS = 4
+
+
+@partial(jax.jit, static_argnames=("max_iters",))
+def level_one(sg, resolution, threshold, *, max_iters: int):
+    """Level one under shard_map: (comm [V], Q, passes, moves [max_iters], status, coarse pairs
+    [D, entry_cap] x 3 and their counts [D]), the last four sharded, the rest replicated."""
+    D, V = sg.shards, sg.vertex_cap
+    R, axis, n = V // D, sg.axis, sg.n
+
+    def run(src, dst, w, resolution, threshold):
+        src, dst, w = src[0], dst[0], w[0]
+        E = src.shape[0]
+        lo = lax.axis_index(axis).astype(jnp.int32) * R
+        valid = src < V
+        off = valid & (src != dst)
+        mine = lo + jnp.arange(R, dtype=jnp.int32)
+        k = lax.psum(jax.ops.segment_sum(jnp.where(src == dst, 2 * w, w), jnp.where(valid, src, V), V), axis)
+        two_m = jnp.sum(k)
+        inv = jnp.where(two_m > 0, 1 / jnp.where(two_m > 0, two_m, 1), jnp.nan)
+        real = jnp.arange(V) < n
+        k_own = lax.dynamic_slice(k, (lo,), (R,))
+        u_loc = jnp.where(off, src - lo, R)
+
+        def totals(comm):
+            return jax.ops.segment_sum(k, comm, V), jax.ops.segment_sum(real.astype(jnp.int32), comm, V)
+
+        def quality(comm, tot):
+            same = valid & (take(comm, src, -1) == take(comm, dst, -2))
+            intra = lax.psum(jnp.sum(jnp.where(same, jnp.where(src == dst, 2 * w, w), 0)), axis)
+            x = tot * inv
+            return intra * inv - resolution * jnp.sum(x * x)
+
+        def sweep(comm, tot, size, group):
+            """Part of a pass: the owned vertices of this id group choose and make their moves."""
+            cv = jnp.where(off, take(comm, dst, V), V)
+            ku, kc, ws = lax.sort((u_loc, cv, jnp.where(off, w, 0)), num_keys=2)
+            head = jnp.concatenate([jnp.ones(1, bool), (ku[1:] != ku[:-1]) | (kc[1:] != kc[:-1])])
+            run = jnp.cumsum(head, dtype=jnp.int32) - 1
+            e = jax.ops.segment_sum(ws, run, E)
+            ru = jax.ops.segment_min(ku, run, E)
+            rc = jax.ops.segment_min(kc, run, E)
+            live = ru < R
+            a_own = lax.dynamic_slice(comm, (lo,), (R,))
+            a = take(a_own, ru, V)
+            k_u = take(k_own, ru, 0)
+            own_e = jax.ops.segment_sum(jnp.where(live & (rc == a), e, 0), jnp.where(live, ru, R), R)
+            stay = own_e - resolution * inv * k_own * (take(tot, a_own, 0) - k_own)
+            alone = take(size, a, 0) == 1
+            ok = live & (rc != a) & ~(alone & (take(size, rc, 0) == 1) & (rc > a))
+            gain = e - resolution * inv * k_u * take(tot, rc, 0)
+            best, target = segment_argmin(jnp.where(ok, -gain, jnp.inf), rc, jnp.where(live, ru, R), R)
+            move = (mine % GROUPS == group) & (mine < n) & (best < jnp.inf) & (-best > stay)
+            new = lax.all_gather(jnp.where(move, target, a_own), axis, tiled=True)
+            return (new, *totals(new)), lax.psum(jnp.sum(move, dtype=jnp.int32), axis)
+
+        comm0 = jnp.where(real, jnp.arange(V, dtype=jnp.int32), V)
+        tot0, size0 = totals(comm0)
+
+        def body(st):
+            """One pass: the vertices of each id group move in turn; undone if Q went down."""
+            comm, tot, size, q, it, moves, _ = st
+            state, m = (comm, tot, size), jnp.int32(0)
+            for p in range(GROUPS):
+                state, mp = sweep(*state, p)
+                m = m + mp
+            new, ntot, nsize = state
+            nq = quality(new, ntot)
+            better = nq >= q
+            keep = lambda x, y: jnp.where(better, x, y)  # noqa: E731
+            return (keep(new, comm), keep(ntot, tot), keep(nsize, size), keep(nq, q), it + 1,
+                    moves.at[it].set(m), better & (nq - q >= threshold) & (m > 0))
+
+        st = (comm0, tot0, size0, quality(comm0, tot0), jnp.int32(0), jnp.zeros(max_iters, jnp.int32),
+              jnp.bool_(True))
+        comm, tot, size, q, it, moves, go = lax.while_loop(lambda s: s[6] & (s[4] < max_iters), body, st)
+        status = jnp.where(go, MAX_ITERS, CONVERGED).astype(jnp.int32)
+
+        # the coarse pairs of this device's entries, repeats merged, first `count` slots
+        cs = jnp.where(valid, take(comm, src, V), V)
+        cd = jnp.where(valid, take(comm, dst, V), V)
+        ks, kd, kw = lax.sort((cs, cd, jnp.where(src == dst, 2 * w, w)), num_keys=2)
+        head = jnp.concatenate([jnp.ones(1, bool), (ks[1:] != ks[:-1]) | (kd[1:] != kd[:-1])]) & (ks < V)
+        run = jnp.where(head, jnp.cumsum(head, dtype=jnp.int32) - 1, E)
+        slot = jnp.cumsum(head, dtype=jnp.int32) - 1
+        pw = jax.ops.segment_sum(kw, jnp.where(ks < V, slot, E), E)
+        pcs = jnp.full(E, V, jnp.int32).at[run].set(ks, mode="drop")
+        pcd = jnp.full(E, V, jnp.int32).at[run].set(kd, mode="drop")
+        count = jnp.sum(head, dtype=jnp.int32)
+        return comm, q, it, moves, status, pcs[None], pcd[None], pw[None], count[None]
+
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P()),
+                      out_specs=(P(), P(), P(), P(), P(), P(axis), P(axis), P(axis), P(axis)), check_vma=False)
+    return f(sg.src, sg.dst, sg.weights, resolution, threshold)
+
+
+def coarse_graph(pcs, pcd, pw, count, labels):
+    """The graph of the communities (numbered as ``np.unique(labels)``) from the devices' merged pairs:
+    each pair c < d once as an edge, and c = c as a loop of half the pair's weight (the pairs hold
+    both directions of every edge and loops doubled), repeats across devices summed by
+    ``Graph.from_edges``. Returns (Graph, the dense label of each vertex)."""
+    from jaxmatch.graph import Graph
+
+    ids, dense = np.unique(labels, return_inverse=True)
+    parts = []
+    for d, c in enumerate(np.asarray(count).tolist()):
+        parts.append([np.asarray(x[d, :c]) for x in (pcs, pcd, pw)])
+    cs, cd, w = (np.concatenate(p) if parts else np.zeros(0) for p in zip(*parts))
+    keep = cs <= cd
+    cs, cd, w = np.searchsorted(ids, cs[keep]), np.searchsorted(ids, cd[keep]), w[keep]
+    w = np.where(cs == cd, w / 2, w)
+    return Graph.from_edges(cs, cd, w.astype(np.float32), n=int(ids.size)), dense.astype(np.int32)
