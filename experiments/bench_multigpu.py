@@ -19,10 +19,12 @@ on a random bipartite graph of 4 edges per row (``matching_sharded``,
 :meth:`jaxmatch.ShardedBipartiteGraph.from_edges`); first call and
 warm median (the compile is timed apart, as ``compile_s``: the memory analysis
 compiles first), per-device bytes per edge from XLA's compiled memory analysis;
-on one device the same graph also runs unsharded (``jaxmatch.suitor`` on a
+and Louvain (``louvain_sharded``, a ``--louvain-class`` graph of
+``bench_louvain.py``, unit weights: modularity against the one-device
+solver's); on one device the same graph also runs unsharded (``jaxmatch.suitor`` on a
 ``Graph``, both adjacency modes; APFB from the empty matching, and the
 default ``maximum_matching``) and must give the same matching. Not run
-yet: Louvain and graft sharded (they do not take a sharded graph yet),
+yet: graft sharded (it does not take a sharded graph),
 and strong scaling (the weak series' one-device graph over all devices is
 in the output when there are several).
 
@@ -44,7 +46,7 @@ import numpy as np
 
 from experiments.bench_batch import _weighted
 
-FAMILIES = ("matching", "suitor", "louvain", "suitor_sharded", "matching_sharded")
+FAMILIES = ("matching", "suitor", "louvain", "suitor_sharded", "matching_sharded", "louvain_sharded")
 
 
 def build(family, rng, B, side, degree):
@@ -67,7 +69,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--graphs", type=int, default=100_000)
     p.add_argument("--families", nargs="+", default=list(FAMILIES[:3]), choices=FAMILIES)
-    p.add_argument("--edges-per-device", type=int, default=1 << 25, help="suitor_sharded: edges per device")
+    p.add_argument("--edges-per-device", type=int, default=1 << 25, help="*_sharded: edges per device")
+    p.add_argument("--louvain-class", default="rmat", help="louvain_sharded: a bench_louvain.py class")
     p.add_argument("--side", type=int, default=64)
     p.add_argument("--degree", type=int, default=4)
     p.add_argument("--repeats", type=int, default=3)
@@ -112,7 +115,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_multigpu.json").write_text(json.dumps(dict(
         device=devs[0].device_kind, devices=len(devs), jax=jax.__version__, date=time.strftime("%Y-%m-%d"),
-        rows=rows, not_run="sharded Louvain and graft (no sharded-graph support yet)"), indent=1))
+        rows=rows, not_run="sharded graft (no sharded-graph support)"), indent=1))
     print(f"\n{'family':9} {'graphs':>7} {'devices':>7} {'first s':>8} {'warm s':>8} {'M graphs/min':>13} "
           f"{'speed-up':>9} {'efficiency':>10}")
     for r in rows:
@@ -128,8 +131,9 @@ def main():
             un = r.get("unsharded_s", {})
             print(f"{r['family'] + ', ' + r['mode']:24} {r['edges']:12,d} {r['devices']:7d} {r['first_s']:8.2f} {r['warm_s']:8.4f} "
                   f"{r['edges'] / r['warm_s'] / 1e6:10.1f} {r['bytes_per_edge_per_device']:10.1f} "
-                  f"{r['efficiency']:10.2f} {' / '.join(f'{a} {x:.4f}' for a, x in un.items()):>28}")
-    print("\nnot run: Louvain and graft on a sharded graph (they do not take a sharded graph yet)")
+                  f"{r['efficiency']:10.2f} {' / '.join(f'{a} {x:.4f}' for a, x in un.items()):>28}"
+                  + (f"  Q {r['modularity']:.4f}" if "modularity" in r else ""))
+    print("\nnot run: graft on a sharded graph (it does not take one)")
 
 
 def _graph(rng, m):
@@ -149,27 +153,38 @@ def sharded(family, args, devs, counts):
 
     import jaxmatch
     from jaxmatch.bipartite import sharded as _shb
+    from jaxmatch.community import sharded as _shl
     from jaxmatch.weighted import sharded as _shw
     rows, base = [], None
-    suitor = family == "suitor_sharded"
+    suitor, louvain = family == "suitor_sharded", family == "louvain_sharded"
 
     def graph(rng, m):
         if suitor:
             return _graph(rng, m)
+        if louvain:
+            import scipy.sparse as sp
+
+            from experiments.bench_louvain import make_graph, vertices_for
+            A = make_graph(args.louvain_class, vertices_for(args.louvain_class, m), int(rng.integers(1 << 30)))
+            up = sp.triu(A, 1).tocoo()
+            return up.row.astype(np.int64), up.col.astype(np.int64), np.ones(up.nnz, np.float32), A.shape[0]
         side = max(m // 4, 2)          # bipartite, 4 edges per row
         return rng.integers(0, side, m, dtype=np.int64), rng.integers(0, side, m, dtype=np.int64), None, side
 
     def solve(g):
+        if louvain:
+            return jaxmatch.louvain(g)
         return jaxmatch.suitor(g) if suitor else jaxmatch.maximum_matching(g, method="apfb")
 
     def run(u, v, w, n, k, mode):
         mesh = Mesh(np.array(devs[:k]), ("d",))
         t = time.perf_counter()
-        sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh) if suitor else \
+        sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh) if suitor or louvain else \
             jaxmatch.ShardedBipartiteGraph.from_edges(u, v, n, n, mesh=mesh)
         build_s = time.perf_counter() - t
         t = time.perf_counter()
         low = _shw.solve.lower(sg, np.int32(2**31 - 1)) if suitor else \
+            _shl.level_one.lower(sg, np.float32(1), np.float32(1e-6), max_iters=100) if louvain else \
             _shb.solve.lower(sg, method="apfb", bfs="gpubfs_wr", max_iters=n + 1)
         mem = low.compile().memory_analysis()            # per device
         compile_s = time.perf_counter() - t
@@ -186,14 +201,30 @@ def sharded(family, args, devs, counts):
             warm.append(time.perf_counter() - t)
         row = dict(family=family, mode=mode, edges=int(u.size), n=int(n), devices=k, build_s=build_s,
                    compile_s=compile_s, first_s=first, warm_s=statistics.median(warm), warm_runs_s=warm,
-                   cardinality=int(res.cardinality), bytes_per_edge_per_device=per_dev / (u.size / k),
-                   stats={a: int(b) for a, b in res.stats.items()})
+                   bytes_per_edge_per_device=per_dev / (u.size / k))
+        if louvain:
+            row.update(modularity=float(res.modularity), levels=int(res.stats["levels"]),
+                       iterations=np.asarray(res.stats["iterations"]).tolist(),
+                       vertices=np.asarray(res.stats["vertices"]).tolist(), cardinality=int(res.stats["communities"]))
+        else:
+            row.update(cardinality=int(res.cardinality), stats={a: int(b) for a, b in res.stats.items()})
         if suitor:
             row["weight"] = float(res.weight)
         return row, res
 
     def unsharded(u, v, w, n, res):
         out = {}
+        if louvain:
+            g = jaxmatch.Graph.from_edges(u, v, w, n=n)
+            solo = jax.block_until_ready(jaxmatch.louvain(g))
+            times = []
+            for _ in range(args.repeats):
+                t = time.perf_counter()
+                jax.block_until_ready(jaxmatch.louvain(g))
+                times.append(time.perf_counter() - t)
+            out["louvain"] = statistics.median(times)
+            out["modularity"] = float(solo.modularity)
+            return out
         if suitor:
             g = jaxmatch.Graph.from_edges(u, v, w, n=n)
             calls = {"sorted": lambda: jaxmatch.suitor(g), "dense": lambda: jaxmatch.suitor(g, sorted_adjacency=False)}

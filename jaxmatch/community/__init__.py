@@ -163,7 +163,13 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
         g: the undirected graph (:class:`jaxmatch.Graph`, symmetric CSR,
             weighted or not; from :meth:`jaxmatch.Graph.from_edges`,
             :func:`jaxmatch.from_scipy` or :func:`jaxmatch.read`). A batch
-            from :func:`jaxmatch.stack` goes through ``jax.vmap``.
+            from :func:`jaxmatch.stack` goes through ``jax.vmap``. A
+            :class:`jaxmatch.ShardedGraph` (:func:`jaxmatch.shard`) runs its
+            first level and the final refinement on its devices with
+            ``jax.shard_map`` and the coarse levels on one device
+            (:mod:`jaxmatch.community.sharded`: a partition of about the same
+            modularity, not the same one; ``threshold_large``,
+            ``large_graph`` and ``config`` apply to the coarse levels).
         resolution: gamma, the scale of the null-model term of Q, as in
             networkx and igraph (default 1.0; larger values give smaller
             communities).
@@ -234,13 +240,14 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     return settle("louvain", _finish(g, *_solve(g, opts, **static)), throw)
 
 
-def _louvain_sharded(sg, *, resolution, threshold, max_levels, max_iters, throw, **rest) -> LouvainResult:
+def _louvain_sharded(sg, *, resolution, threshold, max_levels, max_iters, refine, throw, **rest) -> LouvainResult:
     """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the rest on one device."""
     for value, name in ((resolution, "resolution"), (threshold, "threshold")):
         _check_real(value, name)
     check_positive(max_levels, "max_levels")
     check_positive(max_iters, "max_iters")
     check_flag(throw, "throw")
+    check_flag(refine, "refine")
     if max_levels is not None and max_levels > MAX_LEVELS or max_iters is not None and max_iters > MAX_ITERS:
         raise GraphInputError(f"max_levels and max_iters must be at most {MAX_LEVELS} and {MAX_ITERS}")
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
@@ -258,18 +265,29 @@ def _louvain_sharded(sg, *, resolution, threshold, max_levels, max_iters, throw,
                             status, one)
         return settle("louvain", res, throw)
     r = louvain(coarse, resolution=resolution, threshold=threshold, throw=False, max_iters=max_iters,
-                max_levels=None if max_levels is None else max_levels - 1, **rest)
+                max_levels=None if max_levels is None else max_levels - 1, refine=False, **rest)
+    labels, q = np.asarray(r.labels)[dense], r.modularity
+    refined = dict(refine_iterations=0, refine_moves=np.zeros(0, np.int32))
+    if refine:               # the final partition refined on the input graph, on the devices
+        start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
+        start[:sg.n] = labels
+        comm2, q2, it2, moves2, _ = _sh.level_one(sg, jnp.float32(resolution), jnp.float32(threshold),
+                                                  jax.device_put(start), max_iters=passes, coarsen=False)
+        labels = np.unique(np.asarray(comm2)[:sg.n], return_inverse=True)[1].astype(np.int32)
+        q = q2
+        refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])
     rm = np.asarray(r.stats["moves"])
     width = max(n_it, rm.shape[1])
     pad = lambda a: np.pad(a, ((0, 0), (0, width - a.shape[1])))  # noqa: E731
-    stats = dict(r.stats, levels=1 + int(r.stats["levels"]),
+    stats = dict(r.stats, **refined, communities=int(labels.max()) + 1 if labels.size else 0,
+                 levels=1 + int(r.stats["levels"]),
                  iterations=np.concatenate([one["iterations"], np.asarray(r.stats["iterations"])]),
                  moves=np.concatenate([pad(one["moves"]), pad(rm)]),
                  vertices=np.concatenate([one["vertices"], np.asarray(r.stats["vertices"])]))
     status = jnp.where(status1 != 0, status1, r.status)
-    res = LouvainResult(jax.device_put(np.asarray(r.labels)[dense]),
+    res = LouvainResult(jax.device_put(labels),
                         jax.device_put(np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])),
-                        r.modularity, jnp.concatenate([jnp.reshape(q1, (1,)), jnp.asarray(r.level_modularity)]),
+                        q, jnp.concatenate([jnp.reshape(q1, (1,)), jnp.asarray(r.level_modularity)]),
                         status, stats)
     return settle("louvain", res, throw)
 

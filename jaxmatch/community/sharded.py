@@ -31,7 +31,10 @@ levels run on one device with :func:`jaxmatch.louvain`.
 repeats with a sort (a loop's weight doubled, so that the coarse graph keeps
 every degree and Q); the merged pairs of all devices go through the host into
 one :class:`jaxmatch.Graph` of the communities (repeated pairs of different
-devices summed), on which :func:`jaxmatch.louvain` runs the other levels. So
+devices summed), on which :func:`jaxmatch.louvain` runs the other levels
+(without its refinement). With ``refine`` the final partition is then refined
+on the input graph, as the one-device solver does: the same sharded moves,
+started from the final labels instead of singletons. So
 one device must hold the coarse graph (on graphs with community structure a
 small fraction of the input: a 10^7-edge planted partition leaves 10^4-10^5
 pairs) and the partition differs from the one-device solver's, whose first
@@ -55,14 +58,16 @@ from jaxmatch._ops import CONVERGED, MAX_ITERS, segment_argmin, take
 GROUPS = 4
 
 
-@partial(jax.jit, static_argnames=("max_iters",))
-def level_one(sg, resolution, threshold, *, max_iters: int):
-    """Level one under shard_map: (comm [V], Q, passes, moves [max_iters], status, coarse pairs
-    [D, entry_cap] x 3 and their counts [D]), the last four sharded, the rest replicated."""
+@partial(jax.jit, static_argnames=("max_iters", "coarsen"))
+def level_one(sg, resolution, threshold, start=None, *, max_iters: int, coarsen: bool = True):
+    """Local moving on the input graph under shard_map: (comm [V], Q, passes, moves [max_iters], status,
+    and with ``coarsen`` the coarse pairs [D, entry_cap] x 3 and their counts [D]), the pairs sharded,
+    the rest replicated. From singletons (level one), or from the labels ``start`` [V] (< V for the
+    vertices < n): the refinement of the final partition."""
     D, V = sg.shards, sg.vertex_cap
     R, axis, n = V // D, sg.axis, sg.n
 
-    def run(src, dst, w, resolution, threshold):
+    def run(src, dst, w, resolution, threshold, start):
         src, dst, w = src[0], dst[0], w[0]
         E = src.shape[0]
         lo = lax.axis_index(axis).astype(jnp.int32) * R
@@ -108,7 +113,7 @@ def level_one(sg, resolution, threshold, *, max_iters: int):
             new = lax.all_gather(jnp.where(move, target, a_own), axis, tiled=True)
             return (new, *totals(new)), lax.psum(jnp.sum(move, dtype=jnp.int32), axis)
 
-        comm0 = jnp.where(real, jnp.arange(V, dtype=jnp.int32), V)
+        comm0 = jnp.where(real, jnp.arange(V, dtype=jnp.int32) if start is None else start, V)
         tot0, size0 = totals(comm0)
 
         def body(st):
@@ -130,6 +135,8 @@ def level_one(sg, resolution, threshold, *, max_iters: int):
         comm, tot, size, q, it, moves, go = lax.while_loop(lambda s: s[6] & (s[4] < max_iters), body, st)
         status = jnp.where(go, MAX_ITERS, CONVERGED).astype(jnp.int32)
 
+        if not coarsen:
+            return comm, q, it, moves, status
         # the coarse pairs of this device's entries, repeats merged, first `count` slots
         cs = jnp.where(valid, take(comm, src, V), V)
         cd = jnp.where(valid, take(comm, dst, V), V)
@@ -143,9 +150,10 @@ def level_one(sg, resolution, threshold, *, max_iters: int):
         count = jnp.sum(head, dtype=jnp.int32)
         return comm, q, it, moves, status, pcs[None], pcd[None], pw[None], count[None]
 
-    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P()),
-                      out_specs=(P(), P(), P(), P(), P(), P(axis), P(axis), P(axis), P(axis)), check_vma=False)
-    return f(sg.src, sg.dst, sg.weights, resolution, threshold)
+    out = (P(),) * 5 + ((P(axis),) * 4 if coarsen else ())
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P(), P()), out_specs=out,
+                      check_vma=False)
+    return f(sg.src, sg.dst, sg.weights, resolution, threshold, start)
 
 
 def coarse_graph(pcs, pcd, pw, count, labels):
