@@ -184,7 +184,7 @@ def sharded(family, args, devs, counts):
         build_s = time.perf_counter() - t
         t = time.perf_counter()
         low = _shw.solve.lower(sg, np.int32(2**31 - 1)) if suitor else \
-            _shl.level_one.lower(sg, np.float32(1), np.float32(1e-6), max_iters=100) if louvain else \
+            _shl.level_one.lower(sg, np.float32(1), np.float32(0), np.float32(1e-2), max_iters=100) if louvain else \
             _shb.solve.lower(sg, method="apfb", bfs="gpubfs_wr", max_iters=n + 1)
         mem = low.compile().memory_analysis()            # per device
         compile_s = time.perf_counter() - t

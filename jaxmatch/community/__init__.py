@@ -240,10 +240,15 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     return settle("louvain", _finish(g, *_solve(g, opts, **static)), throw)
 
 
-def _louvain_sharded(sg, *, resolution, threshold, max_levels, max_iters, refine, throw, **rest) -> LouvainResult:
+def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine,
+                     throw, **rest) -> LouvainResult:
     """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the rest on one device."""
-    for value, name in ((resolution, "resolution"), (threshold, "threshold")):
+    for value, name in ((resolution, "resolution"), (threshold, "threshold"), (threshold_large, "threshold_large")):
         _check_real(value, name)
+    if isinstance(large_graph, bool) or not isinstance(large_graph, int) or large_graph < 0:
+        raise GraphInputError(f"large_graph must be an int >= 0, got {large_graph!r}")
+    large = sg.n > large_graph      # the input level's stopping rule, as the one-device solver's
+    gains = (jnp.float32(0 if large else threshold), jnp.float32(threshold_large if large else 0))
     check_positive(max_levels, "max_levels")
     check_positive(max_iters, "max_iters")
     check_flag(throw, "throw")
@@ -252,7 +257,7 @@ def _louvain_sharded(sg, *, resolution, threshold, max_levels, max_iters, refine
         raise GraphInputError(f"max_levels and max_iters must be at most {MAX_LEVELS} and {MAX_ITERS}")
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
     comm, q1, it, moves, status1, pcs, pcd, pw, count = _sh.level_one(
-        sg, jnp.float32(resolution), jnp.float32(threshold), max_iters=passes)
+        sg, jnp.float32(resolution), *gains, max_iters=passes)
     coarse, dense = _sh.coarse_graph(pcs, pcd, pw, count, np.asarray(comm)[:sg.n])
     n_it = int(it)
     one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
@@ -264,15 +269,16 @@ def _louvain_sharded(sg, *, resolution, threshold, max_levels, max_iters, refine
         res = LouvainResult(jax.device_put(dense), jax.device_put(dense[None]), q1, jnp.reshape(q1, (1,)),
                             status, one)
         return settle("louvain", res, throw)
-    r = louvain(coarse, resolution=resolution, threshold=threshold, throw=False, max_iters=max_iters,
+    r = louvain(coarse, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
+                large_graph=large_graph, throw=False, max_iters=max_iters,
                 max_levels=None if max_levels is None else max_levels - 1, refine=False, **rest)
     labels, q = np.asarray(r.labels)[dense], r.modularity
     refined = dict(refine_iterations=0, refine_moves=np.zeros(0, np.int32))
     if refine:               # the final partition refined on the input graph, on the devices
         start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
         start[:sg.n] = labels
-        comm2, q2, it2, moves2, _ = _sh.level_one(sg, jnp.float32(resolution), jnp.float32(threshold),
-                                                  jax.device_put(start), max_iters=passes, coarsen=False)
+        comm2, q2, it2, moves2, _ = _sh.level_one(sg, jnp.float32(resolution), *gains, jax.device_put(start),
+                                                  max_iters=passes, coarsen=False)
         labels = np.unique(np.asarray(comm2)[:sg.n], return_inverse=True)[1].astype(np.int32)
         q = q2
         refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])

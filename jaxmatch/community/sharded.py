@@ -23,7 +23,9 @@ levels run on one device with :func:`jaxmatch.louvain`.
 3. each device's owned labels are gathered (``lax.all_gather``, V words),
    ``tot`` is recomputed from the replicated labels after each turn, and the
    modularity from a ``lax.psum`` of the intra-community weight after each
-   pass. Passes repeat while one raises Q by at least ``threshold``; a pass
+   pass. Passes repeat while one raises Q by at least ``threshold`` (by
+   ``threshold_large * |Q|`` on graphs of more than ``large_graph``
+   vertices, as the one-device solver's levels do); a pass
    that lowers Q is undone and ends the level (at most ``max_iters``
    passes).
 
@@ -59,15 +61,16 @@ GROUPS = 4
 
 
 @partial(jax.jit, static_argnames=("max_iters", "coarsen"))
-def level_one(sg, resolution, threshold, start=None, *, max_iters: int, coarsen: bool = True):
+def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int, coarsen: bool = True):
     """Local moving on the input graph under shard_map: (comm [V], Q, passes, moves [max_iters], status,
     and with ``coarsen`` the coarse pairs [D, entry_cap] x 3 and their counts [D]), the pairs sharded,
     the rest replicated. From singletons (level one), or from the labels ``start`` [V] (< V for the
-    vertices < n): the refinement of the final partition."""
+    vertices < n): the refinement of the final partition. A pass needs a gain of at least
+    ``max(threshold, relative * |Q|)`` for another one."""
     D, V = sg.shards, sg.vertex_cap
     R, axis, n = V // D, sg.axis, sg.n
 
-    def run(src, dst, w, resolution, threshold, start):
+    def run(src, dst, w, resolution, threshold, relative, start):
         src, dst, w = src[0], dst[0], w[0]
         E = src.shape[0]
         lo = lax.axis_index(axis).astype(jnp.int32) * R
@@ -128,7 +131,7 @@ def level_one(sg, resolution, threshold, start=None, *, max_iters: int, coarsen:
             better = nq >= q
             keep = lambda x, y: jnp.where(better, x, y)  # noqa: E731
             return (keep(new, comm), keep(ntot, tot), keep(nsize, size), keep(nq, q), it + 1,
-                    moves.at[it].set(m), better & (nq - q >= threshold) & (m > 0))
+                    moves.at[it].set(m), better & (nq - q >= jnp.maximum(threshold, relative * jnp.abs(q))) & (m > 0))
 
         st = (comm0, tot0, size0, quality(comm0, tot0), jnp.int32(0), jnp.zeros(max_iters, jnp.int32),
               jnp.bool_(True))
@@ -151,9 +154,9 @@ def level_one(sg, resolution, threshold, start=None, *, max_iters: int, coarsen:
         return comm, q, it, moves, status, pcs[None], pcd[None], pw[None], count[None]
 
     out = (P(),) * 5 + ((P(axis),) * 4 if coarsen else ())
-    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P(), P()), out_specs=out,
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P(), P(), P()), out_specs=out,
                       check_vma=False)
-    return f(sg.src, sg.dst, sg.weights, resolution, threshold, start)
+    return f(sg.src, sg.dst, sg.weights, resolution, threshold, relative, start)
 
 
 def coarse_graph(pcs, pcd, pw, count, labels):
