@@ -1,4 +1,4 @@
-"""Graphs split over several devices: :class:`ShardedGraph` and :func:`shard`.
+"""Graphs split over several devices: :class:`ShardedGraph`, :class:`ShardedBipartiteGraph` and :func:`shard`.
 
 Partition: one-dimensional, by **source vertex ranges**. With D devices on
 the mesh axis and a vertex capacity V (a multiple of D), device d holds every
@@ -11,17 +11,22 @@ what crosses devices is the per-vertex state of the targets, kept as
 replicated arrays of length V and combined by all-reduces (``lax.pmax`` /
 ``lax.pmin``) once per round: O(V) words per device and round. A 2-D
 partition (entries by source and target blocks) would cut that to
-O(V / sqrt(D)) and is the layout ``experiments/SCALING.md`` plans for
-10^10 edges over many hosts; on one host's NVLink the replicated state costs
-less than the 2-D layout's extra collective steps at these sizes. Vertex
-ranges of equal length balance the entries when ids are not ordered by
-degree (relabel the vertices randomly first otherwise).
+O(V / sqrt(D)); ``experiments/SCALING.md`` plans that (and ghost exchanges
+instead of replicated arrays) for 10^10 edges over many hosts. The
+replicated form here is the simple one, and no multi-GPU run has compared
+the two yet. Vertex ranges of equal length balance the entries when ids are
+not ordered by degree (relabel the vertices randomly first otherwise). A
+bipartite graph is split by **column ranges** the same way (its matching
+solvers grow alternating trees from the columns).
 
 The shards are made on the host and each goes to its own device
 (``jax.device_put`` with a ``NamedSharding``), so the whole graph never sits
-on one device: :meth:`ShardedGraph.from_edges` builds one from edge arrays,
-:func:`shard` from a :class:`jaxmatch.Graph`. Solvers that take one:
-:func:`jaxmatch.suitor`.
+on one device: the classes' ``from_edges`` build one from edge arrays,
+:func:`shard` from a :class:`jaxmatch.Graph` or
+:class:`jaxmatch.BipartiteGraph`. Solvers that take one:
+:func:`jaxmatch.suitor` and :func:`jaxmatch.louvain` (a ShardedGraph),
+:func:`jaxmatch.maximum_matching` with ``method="apfb"`` or ``"apsb"`` (a
+ShardedBipartiteGraph).
 """
 from __future__ import annotations
 
