@@ -285,15 +285,9 @@ def locally_dominant(g: Graph, *, sorted_adjacency: bool = True, max_iters: int 
     never examined again; with False, O(``|E|``) per round. Works eagerly,
     under ``jax.jit`` and under ``jax.vmap``.
 
-    A :class:`jaxmatch.ShardedGraph` (:func:`jaxmatch.shard`) runs the
-    dense rounds split over its devices with ``jax.shard_map``
-    (:mod:`jaxmatch.weighted.sharded`): the same matching; ``sorted_adjacency``,
-    ``batch`` and ``lanes`` do not apply there.
-
     Args:
         g: the :class:`jaxmatch.Graph`, with finite non-negative weights
-            (zero-weight edges and self-loops are ignored), or a
-            :class:`jaxmatch.ShardedGraph`.
+            (zero-weight edges and self-loops are ignored).
         sorted_adjacency: True (the default): a pointer into each neighbour
             list sorted by rank replaces the rescan. False: every stale
             vertex rescans its whole list each round (the paper's Algorithm
