@@ -109,8 +109,7 @@ def main():
             row["speedup"] = base["warm_s"] / row["warm_s"]
             row["efficiency"] = row["speedup"] / k
             rows.append(row)
-            print(json.dumps({k_: round(v, 4) if isinstance(v, float) else v for k_, v in row.items()
-                              if k_ != "warm_runs_s"}), flush=True)
+            _show(row)
     out = Path(os.environ.get("OUT", "experiments/results"))
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_multigpu.json").write_text(json.dumps(dict(
@@ -134,6 +133,12 @@ def main():
                   f"{r['efficiency']:10.2f} {' / '.join(f'{a} {x:.4f}' for a, x in un.items()):>28}"
                   + (f"  Q {r['modularity']:.4f}" if "modularity" in r else ""))
     print("\nnot run: graft on a sharded graph (it does not take one)")
+
+
+def _show(row):
+    """One result row as a line of JSON (floats rounded, the individual runs left out)."""
+    print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items() if k != "warm_runs_s"}),
+          flush=True)
 
 
 def _graph(rng, m):
@@ -255,15 +260,13 @@ def sharded(family, args, devs, counts):
             row["unsharded_s"] = unsharded(u, v, w, n, res)
         row["efficiency"] = rows[0]["warm_s"] / row["warm_s"] if rows else 1.0
         rows.append(row)
-        print(json.dumps({a: round(b, 4) if isinstance(b, float) else b for a, b in row.items()
-                          if a != "warm_runs_s"}), flush=True)
+        _show(row)
         del res
     for k in counts[1:]:
         row, _ = run(*base, k, "strong")
         row["efficiency"] = rows[0]["warm_s"] / row["warm_s"] / k
         rows.append(row)
-        print(json.dumps({a: round(b, 4) if isinstance(b, float) else b for a, b in row.items()
-                          if a != "warm_runs_s"}), flush=True)
+        _show(row)
     return rows
 
 

@@ -41,8 +41,17 @@ from jaxmatch.graph import BipartiteGraph, Graph, next_pow2
 __all__ = ["ShardedBipartiteGraph", "ShardedGraph", "shard"]
 
 
+class _Sharded:
+    """What both sharded containers have: ``shards``, the device count of their mesh axis."""
+
+    @property
+    def shards(self) -> int:
+        """D, the number of devices on the mesh axis."""
+        return self.mesh.shape[self.axis]
+
+
 @_pytree
-class ShardedGraph:
+class ShardedGraph(_Sharded):
     """An undirected weighted graph whose stored entries are split over the devices of a mesh axis.
 
     Entry j of device d is ``(src[d, j], dst[d, j], weights[d, j])``, both
@@ -77,11 +86,6 @@ class ShardedGraph:
     entry_cap: int = _static()
     mesh: Mesh = _static()
     axis: str = _static()
-
-    @property
-    def shards(self) -> int:
-        """D, the number of devices on the mesh axis."""
-        return self.mesh.shape[self.axis]
 
     def __repr__(self):
         return (f"ShardedGraph(n={self.n}, shards={self.shards}, axis={self.axis!r}, "
@@ -144,7 +148,7 @@ class ShardedGraph:
 
 
 @_pytree
-class ShardedBipartiteGraph:
+class ShardedBipartiteGraph(_Sharded):
     """A bipartite graph whose edges are split over the devices of a mesh axis, by column ranges.
 
     Entry j of device d is the edge ``(rows[d, j], cols[d, j])`` (row id,
@@ -181,11 +185,6 @@ class ShardedBipartiteGraph:
     entry_cap: int = _static()
     mesh: Mesh = _static()
     axis: str = _static()
-
-    @property
-    def shards(self) -> int:
-        """D, the number of devices on the mesh axis."""
-        return self.mesh.shape[self.axis]
 
     def __repr__(self):
         return (f"ShardedBipartiteGraph(n_rows={self.n_rows}, n_cols={self.n_cols}, shards={self.shards}, "

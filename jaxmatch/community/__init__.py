@@ -243,18 +243,11 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine,
                      throw, **rest) -> LouvainResult:
     """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the rest on one device."""
-    for value, name in ((resolution, "resolution"), (threshold, "threshold"), (threshold_large, "threshold_large")):
-        _check_real(value, name)
-    if isinstance(large_graph, bool) or not isinstance(large_graph, int) or large_graph < 0:
-        raise GraphInputError(f"large_graph must be an int >= 0, got {large_graph!r}")
+    _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine)
+    rest["config"] = _checked_config(rest.get("config"))
+    check_flag(throw, "throw")
     large = sg.n > large_graph      # the input level's stopping rule, as the one-device solver's
     gains = (jnp.float32(0 if large else threshold), jnp.float32(threshold_large if large else 0))
-    check_positive(max_levels, "max_levels")
-    check_positive(max_iters, "max_iters")
-    check_flag(throw, "throw")
-    check_flag(refine, "refine")
-    if max_levels is not None and max_levels > MAX_LEVELS or max_iters is not None and max_iters > MAX_ITERS:
-        raise GraphInputError(f"max_levels and max_iters must be at most {MAX_LEVELS} and {MAX_ITERS}")
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
     comm, q1, it, moves, status1, pcs, pcd, pw, count = _sh.level_one(
         sg, jnp.float32(resolution), *gains, max_iters=passes)
@@ -298,13 +291,8 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     return settle("louvain", res, throw)
 
 
-def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=100_000,
-             max_levels=None, max_iters=None, refine=True, axis_name=None, config=None):
-    """Checked options of :func:`louvain`: (traced ``Options``, static kwargs of ``_solve``).
-
-    Options that differ only in traced values share one compilation (the
-    benchmark times ``_solve`` with these directly, skipping the host-side trim).
-    """
+def _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine) -> None:
+    """Raise GraphInputError unless :func:`louvain`'s numeric options and ``refine`` are valid (on the host)."""
     _check_real(resolution, "resolution")
     _check_real(threshold, "threshold")
     _check_real(threshold_large, "threshold_large")
@@ -318,11 +306,10 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
                                   "records are allocated at that size")
     if not isinstance(refine, bool):
         raise GraphInputError(f"refine must be True or False, got {refine!r}")
-    if axis_name is not None and not isinstance(axis_name, str):
-        raise GraphInputError(f"axis_name must be None or the str given to jax.vmap, got {axis_name!r}")
-    if axis_name is not None and not is_traced(g.n):
-        raise GraphInputError(f"axis_name={axis_name!r} is for calls inside "
-                              f"jax.vmap(..., axis_name={axis_name!r})")
+
+
+def _checked_config(config) -> _cfg.Config:
+    """``config`` (None: the default), checked."""
     if config is None:
         config = _cfg.DEFAULT
     if not isinstance(config, _cfg.Config):
@@ -330,6 +317,23 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
     if config.order not in (0, 1, 2) or config.sort_method not in ("auto", "kv", "key"):
         raise GraphInputError(f"config.order must be 0, 1 or 2 and config.sort_method 'auto', 'kv' or 'key', "
                               f"got {config.order!r} and {config.sort_method!r}")
+    return config
+
+
+def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=100_000,
+             max_levels=None, max_iters=None, refine=True, axis_name=None, config=None):
+    """Checked options of :func:`louvain`: (traced ``Options``, static kwargs of ``_solve``).
+
+    Options that differ only in traced values share one compilation (the
+    benchmark times ``_solve`` with these directly, skipping the host-side trim).
+    """
+    _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine)
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise GraphInputError(f"axis_name must be None or the str given to jax.vmap, got {axis_name!r}")
+    if axis_name is not None and not is_traced(g.n):
+        raise GraphInputError(f"axis_name={axis_name!r} is for calls inside "
+                              f"jax.vmap(..., axis_name={axis_name!r})")
+    config = _checked_config(config)
     wdt = g.adj.weights.dtype
     max_levels = max_levels or _cfg.DEFAULT_MAX_LEVELS
     max_iters = max_iters or _cfg.DEFAULT_MAX_ITERS

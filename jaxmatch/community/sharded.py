@@ -55,6 +55,8 @@ from jax import lax
 from jax.sharding import PartitionSpec as P
 
 from jaxmatch._ops import CONVERGED, MAX_ITERS, segment_argmin, take
+from jaxmatch.community.aggregation import _heads
+from jaxmatch.community.modularity import _intra, degrees
 
 #: a pass moves the vertices of id % GROUPS == 0, then 1, ...: fewer neighbours move together
 #: (measured on the bundled graphs: 4 groups stayed closest to the one-device modularity; RESULTS, session 16)
@@ -78,7 +80,7 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         valid = src < V
         off = valid & (src != dst)
         mine = lo + jnp.arange(R, dtype=jnp.int32)
-        k = lax.psum(jax.ops.segment_sum(jnp.where(src == dst, 2 * w, w), jnp.where(valid, src, V), V), axis)
+        k = lax.psum(degrees(src, dst, w, V), axis)          # each row lives on one device
         two_m = jnp.sum(k)
         inv = jnp.where(two_m > 0, 1 / jnp.where(two_m > 0, two_m, 1), jnp.nan)
         real = jnp.arange(V) < n
@@ -90,7 +92,7 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
 
         def quality(comm, tot):
             same = valid & (take(comm, src, -1) == take(comm, dst, -2))
-            intra = lax.psum(jnp.sum(jnp.where(same, jnp.where(src == dst, 2 * w, w), 0)), axis)
+            intra = lax.psum(_intra(src, dst, w, same), axis)
             x = tot * inv
             return intra * inv - resolution * jnp.sum(x * x)
 
@@ -98,8 +100,7 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             """Part of a pass: the owned vertices of this id group choose and make their moves."""
             cv = jnp.where(off, take(comm, dst, V), V)
             ku, kc, ws = lax.sort((u_loc, cv, jnp.where(off, w, 0)), num_keys=2)
-            head = jnp.concatenate([jnp.ones(1, bool), (ku[1:] != ku[:-1]) | (kc[1:] != kc[:-1])])
-            run = jnp.cumsum(head, dtype=jnp.int32) - 1
+            run = jnp.cumsum(_heads(ku, kc), dtype=jnp.int32) - 1
             e = jax.ops.segment_sum(ws, run, E)
             ru = jax.ops.segment_min(ku, run, E)
             rc = jax.ops.segment_min(kc, run, E)
@@ -145,9 +146,9 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         cs = jnp.where(valid, take(comm, src, V), V)
         cd = jnp.where(valid, take(comm, dst, V), V)
         ks, kd, kw = lax.sort((cs, cd, jnp.where(src == dst, 2 * w, w)), num_keys=2)
-        head = jnp.concatenate([jnp.ones(1, bool), (ks[1:] != ks[:-1]) | (kd[1:] != kd[:-1])]) & (ks < V)
-        run = jnp.where(head, jnp.cumsum(head, dtype=jnp.int32) - 1, E)
+        head = _heads(ks, kd) & (ks < V)
         slot = jnp.cumsum(head, dtype=jnp.int32) - 1
+        run = jnp.where(head, slot, E)
         pw = jax.ops.segment_sum(kw, jnp.where(ks < V, slot, E), E)
         pcs = jnp.full(E, V, jnp.int32).at[run].set(ks, mode="drop")
         pcd = jnp.full(E, V, jnp.int32).at[run].set(kd, mode="drop")

@@ -111,8 +111,12 @@ class BMatchingResult(NamedTuple):
 def _check_graph(g) -> None:
     check_type(g, Graph, "Graph.from_edges or jaxmatch.from_scipy(A, kind='graph')")
     check_not_batch(g.n, "graphs (from jaxmatch.stack)", "jax.vmap(lambda g: suitor(g).mate)(batch)")
-    if g.vertex_cap > MAX_VERTEX_CAP:
-        raise GraphInputError(f"vertex_cap = {g.vertex_cap} is above the supported {MAX_VERTEX_CAP}")
+    _check_vertex_cap(g.vertex_cap)
+
+
+def _check_vertex_cap(cap: int) -> None:
+    if cap > MAX_VERTEX_CAP:
+        raise GraphInputError(f"vertex_cap = {cap} is above the supported {MAX_VERTEX_CAP}")
 
 
 
@@ -240,8 +244,7 @@ def _suitor_sharded(g: ShardedGraph, max_iters, throw) -> WeightedMatchingResult
     """Suitor on a graph split over devices: the dense rounds with all-reduces (:mod:`jaxmatch.weighted.sharded`)."""
     check_flag(throw, "throw")
     check_positive(max_iters, "max_iters")
-    if g.vertex_cap > MAX_VERTEX_CAP:
-        raise GraphInputError(f"vertex_cap = {g.vertex_cap} is above the supported {MAX_VERTEX_CAP}")
+    _check_vertex_cap(g.vertex_cap)
     bound = g.shards * g.entry_cap + g.vertex_cap + 2
     limit = jnp.int32(min(bound if max_iters is None else max_iters, INT32_MAX))
     mate, weight, card, status, stats = _sh.solve(g, limit)
