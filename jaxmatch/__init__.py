@@ -10,6 +10,7 @@ from jaxmatch import certify, datasets, flow, io
 from jaxmatch.batch import solve_batch, solve_many
 from jaxmatch.shard import ShardedBipartiteGraph, ShardedGraph, shard
 from jaxmatch.bipartite import MatchingResult, initial_matching, maximum_matching
+from jaxmatch.assignment import AssignmentResult, linear_sum_assignment, min_weight_matching
 from jaxmatch.graph import (
     CSR,
     BipartiteGraph,
@@ -46,7 +47,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError", "MatchingResult",
     "certify", "datasets", "from_igraph", "from_networkx", "from_scipy", "initial_matching", "io",
-    "maximum_matching", "read", "solve_batch", "solve_many", "stack", "to_scipy", "unstack",
+    "maximum_matching", "read", "AssignmentResult", "linear_sum_assignment", "min_weight_matching", "solve_batch", "solve_many", "stack", "to_scipy", "unstack",
     "ShardedBipartiteGraph", "ShardedGraph", "shard",
     "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
     "locally_dominant", "suitor",

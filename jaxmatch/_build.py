@@ -57,23 +57,41 @@ def _sorted_unique(keys: np.ndarray, rule: str, what: str) -> np.ndarray:
     return sk[new]
 
 
-def _bipartite_fields(rows, cols, n_rows, n_cols, duplicates, row_capacity, col_capacity, edge_capacity):
+def _summed(w: np.ndarray, inv: np.ndarray, size: int, wdt) -> np.ndarray:
+    """The weights of the distinct edges: ``w`` summed over repeats (``inv``: each input edge's distinct
+    edge) in float64, then cast to ``wdt``; raises when a sum does not fit it."""
+    s = np.bincount(inv, weights=w, minlength=size)
+    with np.errstate(over="ignore"):
+        out = s.astype(wdt)
+    big = np.flatnonzero(~np.isfinite(out))
+    if big.size:
+        raise GraphInputError(f"weights: the weight {float(s[big[0]]):.4g} of an edge does not fit {wdt}; scale "
+                              "the weights or enable 64-bit mode (jax.config.update('jax_enable_x64', True))")
+    return out
+
+
+def _bipartite_fields(rows, cols, weights, n_rows, n_cols, duplicates, row_capacity, col_capacity, edge_capacity):
     """:meth:`BipartiteGraph.from_edges` of one graph: its fields."""
     r, c = _ids(rows, "rows"), _ids(cols, "cols")
     if r.shape != c.shape:
         raise GraphInputError(f"rows and cols must have the same length, got {r.size} and {c.size}")
+    w = None if weights is None else _values(weights, r.size, "weights", integer=False, signed=True)
     nr, nc = _size(r, n_rows, "n_rows"), _size(c, n_cols, "n_cols")
     _in_range(r, nr, "rows", "n_rows")
     _in_range(c, nc, "cols", "n_cols")
-    keys, _ = _merge(r * max(nc, 1) + c, duplicates, "edge (row, col)")
+    keys, inv = _merge(r * max(nc, 1) + c, duplicates, "edge (row, col)")
     r, c = keys // max(nc, 1), keys % max(nc, 1)
+    wdt = None
+    if w is not None:   # the weights of repeated edges add up, as scipy.sparse sums duplicates
+        wdt = _float_dtype()
+        w = _summed(w, inv, keys.size, wdt)
     m = _count(r.size, "number of edges")
     rc = _capacity(nr, row_capacity, "row_capacity")
     cc = _capacity(nc, col_capacity, "col_capacity")
     ec = _capacity(m, edge_capacity, "edge_capacity")
     # keys are sorted by (row, col): by_row needs no sort
-    return dict(by_col=_csr(c, r, cc, rc, ec, order=_transpose_order(r, c, nr, nc)),
-                by_row=_csr(r, c, rc, cc, ec, order="sorted"),
+    return dict(by_col=_csr(c, r, cc, rc, ec, w, wdt, order=_transpose_order(r, c, nr, nc)),
+                by_row=_csr(r, c, rc, cc, ec, w, wdt, order="sorted"),
                 n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m),
                 row_cap=rc, col_cap=cc, edge_cap=ec)
 
@@ -171,12 +189,13 @@ def _sizes(x, count_from, name: str) -> np.ndarray:
     return a
 
 
-def _bipartite_batch(rows, cols, n_rows, n_cols, graph_index, duplicates, caps):
+def _bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicates, caps):
     """:meth:`BipartiteGraph.from_edges` with ``graph_index``: the stacked batch in one pass."""
     r, c, g = _ids(rows, "rows"), _ids(cols, "cols"), _ids(graph_index, "graph_index")
     if not r.shape == c.shape == g.shape:
         raise GraphInputError(f"rows, cols and graph_index must have the same length, got {r.size}, {c.size} "
                               f"and {g.size}")
+    w = None if weights is None else _values(weights, r.size, "weights", integer=False, signed=True)
     nr = _sizes(n_rows, None, "n_rows")
     nc = _sizes(n_cols, nr.size, "n_cols")
     count = nr.size
@@ -187,17 +206,29 @@ def _bipartite_batch(rows, cols, n_rows, n_cols, graph_index, duplicates, caps):
     bc = (max(int(nc.max()), 1) - 1).bit_length()
     if (count - 1).bit_length() + br + bc > 62:
         raise GraphInputError("the batch's graphs times rows times columns must stay below 2**62")
-    keys = _sorted_unique((g << (br + bc)) | (r << bc) | c, duplicates, "edge (row, col) of a graph")
+    keys, wdt = (g << (br + bc)) | (r << bc) | c, None
+    if w is None:
+        keys = _sorted_unique(keys, duplicates, "edge (row, col) of a graph")
+    else:   # the weights ride along: an argsort, repeats summed
+        keys, inv = _merge(keys, duplicates, "edge (row, col) of a graph")
+        wdt = _float_dtype()
+        w = _summed(w, inv, keys.size, wdt)
     g, r, c = keys >> (br + bc), (keys >> bc) & ((1 << br) - 1), keys & ((1 << bc) - 1)
     m = np.bincount(g, minlength=count)
     _count(int(m.max()), "number of edges")
     rc = _capacity(int(nr.max()), caps[0], "row_capacity")
     cc = _capacity(int(nc.max()), caps[1], "col_capacity")
     ec = _capacity(int(m.max()), caps[2], "edge_capacity")
-    t = np.sort((g << (br + bc)) | (c << br) | r)   # the same edges by (graph, col, row): nothing rides along
+    t = (g << (br + bc)) | (c << br) | r   # the same edges by (graph, col, row)
+    wt = None
+    if w is None:
+        t = np.sort(t)   # nothing rides along
+    else:
+        o = np.argsort(t)
+        t, wt = t[o], w[o]
     gt, ct, rt = t >> (br + bc), (t >> br) & ((1 << bc) - 1), t & ((1 << br) - 1)
-    return dict(by_col=_batched_csr(gt, ct, rt, count, cc, rc, ec),
-                by_row=_batched_csr(g, r, c, count, rc, cc, ec),
+    return dict(by_col=_batched_csr(gt, ct, rt, count, cc, rc, ec, wt, wdt),
+                by_row=_batched_csr(g, r, c, count, rc, cc, ec, w, wdt),
                 n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m), row_cap=rc, col_cap=cc, edge_cap=ec)
 
 

@@ -1,4 +1,4 @@
-"""The graph containers: :class:`BipartiteGraph`, :class:`Graph` and :class:`FlowNetwork`.
+"""The graph containers: :class:`BipartiteGraph`, :class:`Graph`, and :class:`FlowNetwork` (from ``_network``).
 
 Each container is a frozen dataclass registered as a JAX pytree
 (:mod:`jaxmatch._csr`): array fields hold padded CSR arrays and the true sizes
@@ -15,38 +15,35 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from jaxmatch._build import (_bipartite_batch, _bipartite_fields, _flow_batch, _flow_fields, _graph_batch,
-                             _graph_fields)
-from jaxmatch._csr import CSR, _pytree, _static
+from jaxmatch._build import _bipartite_batch, _bipartite_fields, _graph_batch, _graph_fields
+from jaxmatch._csr import CSR, _pytree, _scalar, _static
+from jaxmatch._network import LAYOUTS, FlowNetwork  # noqa: F401 (LAYOUTS: re-exported)
 from jaxmatch._sparse import _from_scipy
 from jaxmatch._validate import GraphInputError, _check_rule
 
 
-def _scalar(x) -> str:
-    try:
-        return str(int(x))
-    except Exception:  # traced or batched
-        return f"<{getattr(x, 'shape', '?')}>"
-
-
 @_pytree
 class BipartiteGraph:
-    """A bipartite graph G = (R ∪ C, E), the nonzero pattern of an ``n_rows x n_cols`` matrix.
+    """A bipartite graph G = (R ∪ C, E), optionally weighted: the pattern of an ``n_rows x n_cols`` matrix.
 
     Row ``i`` and column ``j`` are joined by an edge when entry ``(i, j)`` is
-    stored. The graph is kept in both directions, as a column-major CSR
-    ``by_col`` (column -> rows) and a row-major CSR ``by_row`` (row ->
-    columns), padded to static capacities: padding entries point at the
-    sentinel ids ``row_cap`` and ``col_cap``, which the solvers' ``segment_*``
-    reductions and dropped scatters ignore, so graphs of equal capacities
-    share one compilation. Built by :meth:`from_edges`,
+    stored; a weighted graph (the costs of an assignment problem) also keeps
+    each edge's weight, any finite real, in ``weights`` of both CSRs. The
+    graph is kept in both directions, as a column-major CSR ``by_col``
+    (column -> rows) and a row-major CSR ``by_row`` (row -> columns), padded
+    to static capacities: padding entries point at the sentinel ids
+    ``row_cap`` and ``col_cap``, which the solvers' ``segment_*`` reductions
+    and dropped scatters ignore, so graphs of equal capacities share one
+    compilation. Built by :meth:`from_edges`,
     :func:`~jaxmatch.from_scipy`, :func:`~jaxmatch.from_networkx`,
     :func:`~jaxmatch.from_igraph` or :func:`~jaxmatch.read`.
 
     Attributes:
         by_col: :class:`~jaxmatch.CSR` column -> rows (``indices`` are row ids,
             ``src`` column ids).
-        by_row: :class:`~jaxmatch.CSR` row -> columns.
+        by_row: :class:`~jaxmatch.CSR` row -> columns. Both ``weights`` are
+            float32 (float64 in 64-bit mode) in their own entry order, 0 in
+            padding, or None for an unweighted graph (see :attr:`weighted`).
         n_rows: int32 scalar (``[B]`` in a batch), the number of rows.
         n_cols: int32 scalar, the number of columns.
         n_edges: int32 scalar, the number of distinct edges.
@@ -71,7 +68,7 @@ class BipartiteGraph:
     edge_cap: int = _static()
 
     @classmethod
-    def from_edges(cls, rows, cols, n_rows=None, n_cols=None, *, duplicates="merge",
+    def from_edges(cls, rows, cols, n_rows=None, n_cols=None, *, weights=None, duplicates="merge",
                    row_capacity=None, col_capacity=None, edge_capacity=None, graph_index=None):
         """Build a bipartite graph, or a batch of them, from edge arrays.
 
@@ -92,8 +89,11 @@ class BipartiteGraph:
             n_rows: the number of rows (default: the largest row id + 1);
                 with ``graph_index``, an int array of one size per graph.
             n_cols: the number of columns, likewise.
+            weights: float array ``[m]``, the weight of each edge, finite, of
+                any sign; None (default) for an unweighted graph.
             duplicates: ``"merge"`` (default) stores a repeated (row, col)
-                pair once; ``"error"`` raises on a repeat.
+                pair once, with the sum of its weights (as ``scipy.sparse``
+                sums duplicates); ``"error"`` raises on a repeat.
             row_capacity: the padded number of rows, at least ``n_rows``
                 (default: the next power of two).
             col_capacity: the padded number of columns (default likewise).
@@ -107,7 +107,8 @@ class BipartiteGraph:
 
         Raises:
             GraphInputError: for ids that are not integers or are out of range,
-                edge arrays of different lengths, a repeat under
+                edge arrays of different lengths, non-finite weights or a
+                summed weight beyond the float dtype, a repeat under
                 ``duplicates="error"``, a capacity below its size, or a count
                 beyond int32.
 
@@ -119,14 +120,14 @@ class BipartiteGraph:
         """
         _check_rule(duplicates, ("merge", "error"))
         if graph_index is not None:
-            return BipartiteGraph(**_bipartite_batch(rows, cols, n_rows, n_cols, graph_index, duplicates,
+            return BipartiteGraph(**_bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicates,
                                                      (row_capacity, col_capacity, edge_capacity)))
-        return cls(**_bipartite_fields(rows, cols, n_rows, n_cols, duplicates, row_capacity, col_capacity,
+        return cls(**_bipartite_fields(rows, cols, weights, n_rows, n_cols, duplicates, row_capacity, col_capacity,
                                        edge_capacity))
 
     @classmethod
     def from_scipy(cls, A, **kw):
-        """The bipartite graph of a scipy sparse matrix's nonzero pattern.
+        """The bipartite graph of a scipy sparse matrix's nonzero pattern (``weighted=True``: values as weights).
 
         Args:
             A: a scipy sparse array or matrix of any format.
@@ -136,6 +137,11 @@ class BipartiteGraph:
             ``from_scipy(A, kind="bipartite", **kw)``.
         """
         return _from_scipy(A, BipartiteGraph, "bipartite", **kw)
+
+    @property
+    def weighted(self) -> bool:
+        """True when the graph carries edge weights (``by_row.weights`` is not None)."""
+        return self.by_row.weights is not None
 
     def edges(self):
         """The edges, copied to the host.
@@ -147,6 +153,20 @@ class BipartiteGraph:
         m = int(self.n_edges)
         return (np.asarray(self.by_row.src)[:m], np.asarray(self.by_row.indices)[:m],
                 int(self.n_rows), int(self.n_cols))
+
+    def edge_weights(self) -> np.ndarray:
+        """The edge weights, copied to the host: a NumPy float array in the order of :meth:`edges`.
+
+        Raises:
+            GraphInputError: for an unweighted graph.
+
+        Example:
+            >>> BipartiteGraph.from_edges([1, 0, 1], [0, 1, 0], weights=[2.0, -1.0, 0.5]).edge_weights().tolist()
+            [-1.0, 2.5]
+        """
+        if not self.weighted:
+            raise GraphInputError("edge_weights needs a weighted BipartiteGraph (from_edges(..., weights=...))")
+        return np.asarray(self.by_row.weights)[:int(self.n_edges)]
 
     def capacities(self) -> dict:
         """The capacities, as the keywords of :meth:`from_edges`.
@@ -164,13 +184,16 @@ class BipartiteGraph:
                 missing one becomes the power of two of the true size.
 
         Returns:
-            A new :class:`BipartiteGraph`, rebuilt from :meth:`edges`.
+            A new :class:`BipartiteGraph`, rebuilt from :meth:`edges` (and
+            :meth:`edge_weights`).
         """
-        return BipartiteGraph.from_edges(*self.edges(), **caps)
+        w = self.edge_weights() if self.weighted else None
+        return BipartiteGraph.from_edges(*self.edges(), weights=w, **caps)
 
     def __repr__(self):
         return (f"BipartiteGraph(n_rows={_scalar(self.n_rows)}, n_cols={_scalar(self.n_cols)}, "
-                f"n_edges={_scalar(self.n_edges)}, capacities=({self.row_cap}, {self.col_cap}, {self.edge_cap}))")
+                f"n_edges={_scalar(self.n_edges)}, {'weighted=True, ' if self.weighted else ''}"
+                f"capacities=({self.row_cap}, {self.col_cap}, {self.edge_cap}))")
 
 
 @_pytree
@@ -310,174 +333,6 @@ class Graph:
     def __repr__(self):
         return (f"Graph(n={_scalar(self.n)}, n_edges={_scalar(self.n_edges)}, weighted={self.weighted}, "
                 f"capacities=({self.vertex_cap}, {self.entry_cap}))")
-
-
-LAYOUTS = ("bcsr", "rcsr")
-
-
-@_pytree
-class FlowNetwork:
-    """A directed network with integer arc capacities, and the layout of its residual graph.
-
-    Arc ``a`` goes from ``tail[a]`` to ``head[a]`` with capacity
-    ``cap[a] >= 0``; the arcs keep the caller's order, parallel arcs stay
-    separate and loops are kept (they never carry flow). For a flow f every
-    input arc a gives two residual arcs: a forward one of capacity
-    cap[a] - f[a] and a reverse one of capacity f[a]. The ``2 * arc_cap``
-    residual arcs form the CSR ``res`` keyed by their tail; ``res_arc``,
-    ``res_forward`` and ``res_rev`` map each one to its input arc, its
-    direction and the position of its reverse arc.
-
-    The two layouts are those of the WBPR paper (Hsieh, Lin, Kuo,
-    "Engineering a workload-balanced push-relabel algorithm for massive graphs
-    on GPUs") and differ in the order inside a vertex's row: ``"bcsr"``
-    (bidirectional CSR) mixes out- and in-arcs sorted by head, so a reverse
-    arc can be found by binary search; ``"rcsr"`` keeps the forward arcs first
-    and the reverse arcs after them (the paper's second, reverse CSR).
-    ``res_rev`` is stored for both, so the solvers find a reverse arc in O(1).
-
-    Attributes:
-        tail: int32 ``[arc_cap]``, the tail of each input arc (``vertex_cap`` in padding).
-        head: int32 ``[arc_cap]``, the head of each input arc (``vertex_cap`` in padding).
-        cap: ``[arc_cap]`` arc capacities, int32 (int64 in 64-bit mode), 0 in padding.
-        res: :class:`~jaxmatch.CSR` of the residual arcs (``res.src`` their
-            tails, ``res.indices`` their heads).
-        res_arc: int32 ``[2 * arc_cap]``, the input arc of each residual arc
-            (``arc_cap`` in padding).
-        res_forward: bool ``[2 * arc_cap]``, True for a forward residual arc.
-        res_rev: int32 ``[2 * arc_cap]``, the position of each residual arc's
-            reverse arc (a padding entry points at itself).
-        n: int32 scalar (``[B]`` in a batch), the number of vertices.
-        n_arcs: int32 scalar, the number of input arcs.
-        vertex_cap: static int, the padded number of vertices.
-        arc_cap: static int, the padded number of input arcs.
-        layout: static str, ``"bcsr"`` or ``"rcsr"``.
-
-    Example:
-        >>> import jaxmatch
-        >>> net = jaxmatch.FlowNetwork.from_edges([0, 0, 1], [1, 2, 2], [3, 2, 1])
-        >>> int(net.n), int(net.n_arcs), net.res.indices.shape
-        (3, 3, (8,))
-        >>> net.res.indices.tolist()[:6], net.res_forward.tolist()[:6]
-        ([1, 2, 0, 2, 0, 1], [True, True, False, True, False, False])
-    """
-
-    tail: jax.Array
-    head: jax.Array
-    cap: jax.Array
-    res: CSR
-    res_arc: jax.Array
-    res_forward: jax.Array
-    res_rev: jax.Array
-    n: jax.Array
-    n_arcs: jax.Array
-    vertex_cap: int = _static()
-    arc_cap: int = _static()
-    layout: str = _static()
-
-    @classmethod
-    def from_edges(cls, tail, head, cap, n=None, *, layout="bcsr",
-                   vertex_capacity=None, arc_capacity=None, graph_index=None):
-        """Build a flow network, or a batch of them, from arc arrays.
-
-        Arc ``k`` goes from ``tail[k]`` to ``head[k]`` with capacity
-        ``cap[k]``. The residual arcs are sorted once into the chosen
-        layout on the host: O(m log m) work for m arcs. With ``graph_index``
-        (the network of each arc; ``n`` an array of sizes, ids local to each
-        network, arcs of a network in their input order) the result is the
-        batch that :func:`~jaxmatch.stack` makes of the networks built one by
-        one, in one pass.
-
-        Args:
-            tail: int array ``[m]``, the tail of each arc (0-based).
-            head: int array ``[m]``, the head of each arc.
-            cap: int array ``[m]`` of capacities >= 0 (integers, as for
-                scipy's ``maximum_flow``; beyond int32 they need 64-bit mode).
-            n: the number of vertices (default: the largest id + 1); with
-                ``graph_index``, an int array of one size per network.
-            layout: ``"bcsr"`` (default) or ``"rcsr"``, the residual layout
-                (see the class).
-            vertex_capacity: the padded number of vertices, at least ``n``
-                (default: the next power of two).
-            arc_capacity: the padded number of input arcs (default likewise);
-                the residual arrays hold twice as many.
-            graph_index: int array ``[m]``, the network of each arc; None
-                (default) builds one network.
-
-        Returns:
-            The :class:`FlowNetwork`; with ``graph_index``, the batch.
-
-        Raises:
-            GraphInputError: for ids or capacities that are not integers, ids
-                out of range, negative capacities, capacities beyond the
-                integer dtype, an unknown layout, a capacity below its size,
-                or a count beyond int32.
-        """
-        if layout not in LAYOUTS:
-            raise GraphInputError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-        if graph_index is not None:
-            return FlowNetwork(**_flow_batch(tail, head, cap, n, graph_index, layout,
-                                             (vertex_capacity, arc_capacity)))
-        return cls(**_flow_fields(tail, head, cap, n, layout, vertex_capacity, arc_capacity))
-
-    @classmethod
-    def from_scipy(cls, A, **kw):
-        """The network whose arcs are the stored entries of a square integer scipy sparse matrix.
-
-        Args:
-            A: a square scipy sparse array or matrix with an integer dtype.
-            **kw: the keywords of :meth:`from_edges` (``layout=``, capacities).
-
-        Returns:
-            ``from_scipy(A, kind="flow", **kw)``.
-        """
-        return _from_scipy(A, FlowNetwork, "flow", **kw)
-
-    def edges(self):
-        """The arcs, copied to the host.
-
-        Returns:
-            ``(tail, head, cap, n)``: NumPy arrays of the arcs in their input
-            order, and the number of vertices.
-        """
-        m = int(self.n_arcs)
-        return (np.asarray(self.tail)[:m], np.asarray(self.head)[:m], np.asarray(self.cap)[:m],
-                int(self.n))
-
-    def capacities(self) -> dict:
-        """The capacities, as the keywords of :meth:`from_edges`.
-
-        Returns:
-            ``{"vertex_capacity": ..., "arc_capacity": ...}``.
-        """
-        return dict(vertex_capacity=self.vertex_cap, arc_capacity=self.arc_cap)
-
-    def with_capacity(self, **caps) -> "FlowNetwork":
-        """The same network, in the same layout, padded to other capacities.
-
-        Args:
-            **caps: ``vertex_capacity``, ``arc_capacity``; a missing one
-                becomes the power of two of the true size.
-
-        Returns:
-            A new :class:`FlowNetwork`, rebuilt from :meth:`edges`.
-        """
-        return FlowNetwork.from_edges(*self.edges(), layout=self.layout, **caps)
-
-    def with_layout(self, layout: str) -> "FlowNetwork":
-        """The same network, at the same capacities, in another residual layout.
-
-        Args:
-            layout: ``"bcsr"`` or ``"rcsr"``.
-
-        Returns:
-            A new :class:`FlowNetwork`, rebuilt from :meth:`edges`.
-        """
-        return FlowNetwork.from_edges(*self.edges(), layout=layout, **self.capacities())
-
-    def __repr__(self):
-        return (f"FlowNetwork(n={_scalar(self.n)}, n_arcs={_scalar(self.n_arcs)}, layout={self.layout!r}, "
-                f"capacities=({self.vertex_cap}, {self.arc_cap}))")
 
 
 GRAPH_TYPES = (BipartiteGraph, Graph, FlowNetwork)

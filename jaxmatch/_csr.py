@@ -37,6 +37,14 @@ def _i32(a) -> jax.Array:
     return device(a, np.int32)
 
 
+def _scalar(x) -> str:
+    """A size field for a container's repr: its int, or its shape when traced or batched."""
+    try:
+        return str(int(x))
+    except Exception:  # traced or batched
+        return f"<{getattr(x, 'shape', '?')}>"
+
+
 @_pytree
 class CSR:
     """One direction of adjacency in padded compressed sparse row (CSR) form.

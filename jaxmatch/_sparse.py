@@ -2,7 +2,8 @@
 
 ``_from_scipy`` reads the matrix once through ``A.tocoo()`` (any sparse
 format), applies the rules of the kind (explicit zeros dropped for a
-bipartite pattern; symmetry checked, or ``max(A, A.T)`` taken, and the upper
+bipartite pattern, after duplicates are summed when the values become
+weights; symmetry checked, or ``max(A, A.T)`` taken, and the upper
 triangle kept for a graph; integer entries as arc capacities for a network)
 and hands the edge arrays to the container's ``from_edges``. It takes the
 container class as an argument, so that the classes' ``from_scipy``
@@ -25,14 +26,20 @@ def _from_scipy(A, cls, kind: str, *, symmetrize=None, weighted=None, **kw):
             "for a dense array pass scipy.sparse.csr_array(A)")
     if len(A.shape) != 2:
         raise GraphInputError(f"from_scipy needs a 2-D sparse matrix, got shape {A.shape}")
-    if kind != "graph" and (symmetrize is not None or weighted is not None):
-        raise GraphInputError("symmetrize= and weighted= apply to kind='graph' only")
+    if kind != "graph" and symmetrize is not None:
+        raise GraphInputError(f"symmetrize= is refused for kind={kind!r}: symmetry options apply to kind='graph' only")
+    if kind == "flow" and weighted is not None:
+        raise GraphInputError("weighted= applies to kind='graph' and kind='bipartite' only")
+    if "weights" in kw:
+        raise GraphInputError("from_scipy takes the weights from the values of A (weighted=), not weights=")
     nr, nc = A.shape
     coo = A.tocoo()
     r, c, v = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
     if kind == "bipartite":
-        keep = v != 0
-        return cls.from_edges(r[keep], c[keep], nr, nc, **kw)
+        if not weighted:
+            keep = v != 0
+            return cls.from_edges(r[keep], c[keep], nr, nc, **kw)
+        return _weighted_bipartite(cls, r, c, v, A.shape, **kw)
     if nr != nc:
         raise GraphInputError(f"kind={kind!r} needs a square matrix, got shape {A.shape}")
     if kind == "flow":
@@ -77,3 +84,24 @@ def _check_symmetric(r, c, v, n, values):
         raise GraphInputError(
             f"kind='graph' needs a symmetric matrix: A[{i}, {j}] = {v[k].item()!r} but {mirror}; "
             "pass symmetrize=True to use max(A, A.T)")
+
+
+def _weighted_bipartite(cls, r, c, v, shape, **kw):
+    """The weighted bipartite graph of the entries ``v`` at ``(r, c)``: the values are the weights, repeats
+    summed first (as ``A.tocsr()`` does) and a zero (sum) is no edge (as scipy's
+    ``min_weight_full_bipartite_matching`` treats it)."""
+    import scipy.sparse as sp
+    if v.dtype != np.bool_ and not (np.issubdtype(v.dtype, np.integer) or np.issubdtype(v.dtype, np.floating)):
+        raise GraphInputError(f"weighted=True needs a real numeric matrix, got dtype {v.dtype}")
+    v = v.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(v))
+    if bad.size:
+        k = int(bad[0])
+        raise GraphInputError(f"weights: A[{int(r[k])}, {int(c[k])}] = {v[k]} is not finite")
+    if kw.get("duplicates", "merge") != "error":   # else from_edges names the first repeat
+        C = sp.csr_array((v, (r, c)), shape=shape)  # canonical: duplicates summed
+        C.sum_duplicates()
+        r = np.repeat(np.arange(shape[0], dtype=np.int64), np.diff(C.indptr))
+        c, v = C.indices.astype(np.int64), C.data
+    keep = v != 0
+    return cls.from_edges(r[keep], c[keep], *shape, weights=v[keep], **kw)

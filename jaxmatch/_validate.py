@@ -150,7 +150,9 @@ def _size(a: np.ndarray, given, name: str) -> int:
     return _count(0 if n is None else n, name)
 
 
-def _values(x, m: int, name: str, *, integer: bool) -> np.ndarray:
+def _values(x, m: int, name: str, *, integer: bool, signed: bool = False) -> np.ndarray:
+    """The 1-D array of ``m`` real values ``x`` (integers if ``integer``, else finite; negative ones only
+    if ``signed``)."""
     a = _array(x, name)
     if a.shape != (m,):
         raise GraphInputError(f"{name} must have shape ({m},) like the edge arrays, got {a.shape}")
@@ -167,7 +169,7 @@ def _values(x, m: int, name: str, *, integer: bool) -> np.ndarray:
         if bad.size:
             raise GraphInputError(f"{name}[{int(bad[0])}] = {a[bad[0]]} is not finite")
     bad = np.flatnonzero(a < 0)
-    if bad.size:
+    if bad.size and not signed:
         raise GraphInputError(f"{name}[{int(bad[0])}] = {a[bad[0]]} is negative")
     return a
 

@@ -7,8 +7,9 @@ This is the public home of the graph containers (:class:`BipartiteGraph`,
 and back. The pieces live in private modules by responsibility:
 ``jaxmatch._validate`` (the input checks), ``jaxmatch._csr`` (the pytree
 machinery and CSR arrays), ``jaxmatch._build`` (the arrays of one graph or a
-batch, built with NumPy), ``jaxmatch._containers`` (the classes) and
-``jaxmatch._sparse`` (scipy matrices).
+batch, built with NumPy), ``jaxmatch._containers`` (the classes;
+``jaxmatch._network`` the flow network) and ``jaxmatch._sparse`` (scipy
+matrices).
 
 Every container is a frozen dataclass registered as a JAX pytree. Array fields
 hold the data; only the *capacities* (array lengths) are static, so graphs of
@@ -25,11 +26,13 @@ Input rules (checked by the constructors, on the host, before anything is traced
 * ids are integer arrays, ``0 <= id < n``; floats, bools and out-of-range ids
   raise :class:`GraphInputError`;
 * counts must fit int32 (capacities are at most ``2**31 - 1``);
-* weights must be finite and non-negative, and (summed over repeated
-  edges) fit the float dtype (float32 unless 64-bit mode is on); capacities
-  integer and non-negative; ragged or nested sequences are rejected;
+* weights must be finite, non-negative for a :class:`Graph` (a
+  :class:`BipartiteGraph`'s, the costs of an assignment, may be negative),
+  and (summed over repeated edges) fit the float dtype (float32 unless 64-bit
+  mode is on); capacities integer and non-negative; ragged or nested
+  sequences are rejected;
 * duplicates: a :class:`BipartiteGraph` stores a repeated edge once
-  (``duplicates="merge"``); a :class:`Graph` adds the weights of repeated
+  (``duplicates="merge"``), with the sum of its weights; a :class:`Graph` adds the weights of repeated
   edges, like ``scipy.sparse`` does when it sums duplicates
   (``duplicates="sum"``); ``duplicates="error"`` rejects them instead;
   a :class:`FlowNetwork` keeps parallel arcs as separate arcs;
@@ -74,7 +77,11 @@ def from_scipy(A, kind="bipartite", *, symmetrize=None, weighted=None, **kw):
     A stored entry is an edge only if it is nonzero (explicit zeros are
     dropped, as ``A.eliminate_zeros()`` would do on a copy; note that
     ``scipy.sparse.csgraph.maximum_bipartite_matching`` instead counts every
-    stored entry, explicit zeros included).
+    stored entry, explicit zeros included). Unweighted by default;
+    ``weighted=True`` makes the values the edge weights (real, finite, any
+    sign: the costs of an assignment): duplicate entries are summed first, as
+    ``A.tocsr()`` sums them, and an entry that is, or sums to, zero is no
+    edge, as in ``scipy.sparse.csgraph.min_weight_full_bipartite_matching``.
 
     ``kind="graph"``: ``A`` must be square and exactly symmetric (pattern and
     values; only the pattern with ``weighted=False``), else the first
@@ -92,8 +99,9 @@ def from_scipy(A, kind="bipartite", *, symmetrize=None, weighted=None, **kw):
     arc ``i -> j`` of that capacity, in the order of ``A.tocoo()``.
 
     Duplicate entries of a non-canonical input (e.g. COO) are kept and go to
-    ``from_edges``, whose ``duplicates=`` rule applies: merged for bipartite,
-    summed for graphs (as scipy sums them), parallel arcs for flow. The cost
+    ``from_edges``, whose ``duplicates=`` rule applies: merged for bipartite
+    (their weights summed), summed for graphs (as scipy sums them), parallel
+    arcs for flow. The cost
     is one ``A.tocoo()`` and the ``from_edges`` build, O(nnz log nnz) on the
     host.
 
@@ -104,8 +112,10 @@ def from_scipy(A, kind="bipartite", *, symmetrize=None, weighted=None, **kw):
             :class:`FlowNetwork`.
         symmetrize: ``kind="graph"`` only: True uses ``max(A, A.T)``
             instead of requiring a symmetric ``A`` (default None: require it).
-        weighted: ``kind="graph"`` only: False builds an unweighted graph from
+        weighted: ``kind="graph"``: False builds an unweighted graph from
             the pattern (default None: weighted unless ``A`` is boolean).
+            ``kind="bipartite"``: True makes the values the edge weights
+            (default None: unweighted). Refused for ``kind="flow"``.
         **kw: passed to the ``from_edges`` constructor (``duplicates=``,
             ``layout=``, capacities).
 
@@ -114,8 +124,9 @@ def from_scipy(A, kind="bipartite", *, symmetrize=None, weighted=None, **kw):
 
     Raises:
         GraphInputError: when ``A`` is not a 2-D scipy sparse matrix, for an
-            unknown ``kind``, ``symmetrize=`` or ``weighted=`` with another
-            kind, a non-square matrix for a graph or network, an asymmetric
+            unknown ``kind``, ``symmetrize=`` with a kind other than graph,
+            ``weighted=`` with ``kind="flow"``, non-real or non-finite values
+            with ``weighted=True`` for bipartite, a non-square matrix for a graph or network, an asymmetric
             matrix for ``kind="graph"`` (naming the first asymmetric entry),
             non-integer values for ``kind="flow"``, or any error of
             ``from_edges``.
@@ -128,6 +139,9 @@ def from_scipy(A, kind="bipartite", *, symmetrize=None, weighted=None, **kw):
         (2, 2, 3)
         >>> int(jaxmatch.from_scipy(sp.csr_array([[0, 2.0], [2.0, 0]]), "graph").n_edges)
         1
+        >>> w = jaxmatch.from_scipy(sp.csr_array([[0, -1.5], [2.0, 0]]), weighted=True)
+        >>> w.weighted, w.edge_weights().tolist()
+        (True, [-1.5, 2.0])
     """
     cls = _kind(kind, "bipartite")
     name = next(k for k, c in _KINDS.items() if c is cls)
@@ -152,14 +166,17 @@ def stack(graphs):
         graphs: a non-empty sequence of single graphs of one type
             (:class:`BipartiteGraph`, :class:`Graph` or :class:`FlowNetwork`;
             networks in one residual layout). A list of graphs some of which
-            are weighted gives a weighted batch (unit weights for the others).
+            are weighted gives a weighted batch: for :class:`Graph`, unit
+            weights for the others; bipartite graphs must be all weighted
+            or all unweighted.
 
     Returns:
         The batch, a container of the graphs' type.
 
     Raises:
         GraphInputError: for an empty or non-sequence argument, graphs of
-            different types or layouts, or graphs that are already batches.
+            different types or layouts, a mix of weighted and unweighted
+            bipartite graphs, or graphs that are already batches.
 
     Example:
         >>> import jaxmatch
@@ -200,8 +217,14 @@ def stack(graphs):
     gid = np.repeat(np.arange(len(parts)), [p[0].size for p in parts])
     cat = [np.concatenate([p[i] for p in parts]) for i in range(2)]
     if kind is BipartiteGraph:
+        w = None
+        if any(g.weighted for g in host):
+            if not all(g.weighted for g in host):
+                raise GraphInputError("stack needs bipartite graphs that are all weighted or all unweighted, got a "
+                                      "mix (give every graph its weights: BipartiteGraph.from_edges(..., weights=))")
+            w = np.concatenate([g.edge_weights() for g in host])
         return BipartiteGraph.from_edges(*cat, np.array([p[2] for p in parts]), np.array([p[3] for p in parts]),
-                                         graph_index=gid, **caps)
+                                         weights=w, graph_index=gid, **caps)
     if kind is Graph:   # a weighted batch if any graph is (unit weights for the others)
         w = None
         if any(g.weighted for g in graphs):

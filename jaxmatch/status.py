@@ -43,6 +43,8 @@ class Status(enum.IntEnum):
             (the flow is a preflow).
         KERNEL_STALLED: 5, a persistent Pallas kernel gave up waiting at its
             grid barrier; the result is not reliable.
+        INFEASIBLE: 6, the problem has no solution (an assignment problem
+            without a full matching on its allowed entries).
 
     Example:
         >>> import jaxmatch
@@ -55,6 +57,7 @@ class Status(enum.IntEnum):
     MAX_LEVELS = 3         # Louvain: the level bound while a level still improved
     EXCESS_LEFT = 4        # max flow: the value and the cut are maximum, the excess not all returned
     KERNEL_STALLED = 5     # a persistent kernel's grid barrier timed out (never seen; results unreliable)
+    INFEASIBLE = 6         # no solution exists (assignment: no full matching on the allowed entries)
 
     @property
     def label(self) -> str:
@@ -74,6 +77,7 @@ _LABELS = {
     Status.MAX_LEVELS: "hit max_levels",
     Status.EXCESS_LEFT: "excess not returned",
     Status.KERNEL_STALLED: "kernel stalled",
+    Status.INFEASIBLE: "infeasible",
 }
 _PARTIAL = "pass throw=False to get the partial result"
 _MESSAGES = {
@@ -86,6 +90,9 @@ _MESSAGES = {
     Status.KERNEL_STALLED: ("a program of a persistent Pallas kernel gave up waiting at its grid barrier, so the "
                             "result is not reliable; run with kernel=False and report it; or "
                             f"{_PARTIAL}"),
+    Status.INFEASIBLE: ("the problem is infeasible: no matching covers every row (or column) it must, "
+                        "on the allowed entries; pass full=False for the best matching of any size, or throw=False to get "
+                        "the partial result"),
 }
 
 

@@ -372,3 +372,125 @@ def test_sort_keys_equals_lexsort():
     want = np.lexsort((c, b, a))
     np.testing.assert_array_equal(_sort_keys([(a, 5), (b, 3), (c, 2)]), want)
     np.testing.assert_array_equal(_sort_keys([(a, 2**40), (b, 2**40), (c, 2)]), want)
+
+
+# ---- weighted bipartite graphs (assignment costs) ----
+
+def _check_against_scipy(g, r, c, w, shape):
+    """Both CSR directions of ``g`` hold the entries and summed weights of scipy's csr / csc of the same data."""
+    A = sp.coo_array((np.asarray(w, float), (np.asarray(r), np.asarray(c))), shape=shape)
+    csr, csc = A.tocsr(), A.tocsc()
+    csr.sum_duplicates(), csc.sum_duplicates()
+    m = int(g.n_edges)
+    assert m == csr.nnz
+    for view, ref, n in ((g.by_row, csr, shape[0]), (g.by_col, csc, shape[1])):
+        np.testing.assert_array_equal(np.asarray(view.indptr)[:n + 1], ref.indptr)
+        np.testing.assert_array_equal(np.asarray(view.indices)[:m], ref.indices)
+        np.testing.assert_allclose(np.asarray(view.weights)[:m], ref.data, rtol=1e-6)
+        assert np.all(np.asarray(view.weights)[m:] == 0)   # 0 in padding
+        assert view.weights.dtype == jnp.zeros(0, float).dtype   # float32, float64 in 64-bit mode
+
+
+def test_bipartite_weights_in_both_directions_match_scipy():
+    """Weights of any sign land in by_row and by_col in each direction's entry order, repeats summed
+    (as scipy sums duplicates), equal to scipy's csr / csc of the same data; edge_weights follows edges()."""
+    rng = np.random.default_rng(7)
+    r, c = rng.integers(0, 5, 30), rng.integers(0, 6, 30)   # many repeats
+    w = rng.normal(size=30) * 10
+    g = BipartiteGraph.from_edges(r, c, 5, 6, weights=w)
+    assert g.weighted and "weighted=True" in repr(g)
+    _check_against_scipy(g, r, c, w, (5, 6))
+    rows, cols, _, _ = g.edges()
+    ref = sp.coo_array((w, (r, c)), shape=(5, 6)).toarray()
+    np.testing.assert_allclose(g.edge_weights(), ref[rows, cols], rtol=1e-6)
+    g2 = BipartiteGraph.from_edges([0, 1, 0], [1, 0, 1], weights=[-2, 3, -0.5])   # integers and negatives
+    assert g2.edges()[0].tolist() == [0, 1] and g2.edge_weights().tolist() == [-2.5, 3.0]
+    assert g2.by_col.weights.tolist()[:2] == [3.0, -2.5]
+
+
+def from_scipy_bip(A, **kw):
+    return jaxmatch.from_scipy(A, "bipartite", **kw)
+
+
+def test_bipartite_unweighted_unchanged():
+    """Without weights the graph is as before: weights None in both CSRs, the same pytree structure,
+    no 'weighted' in its repr, and edge_weights refuses."""
+    g = BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1])
+    assert not g.weighted and g.by_row.weights is None and g.by_col.weights is None
+    assert len(jax.tree_util.tree_leaves(g)) == 9 and "weighted" not in repr(g)
+    w = BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1], weights=[1.0, 1.0, 1.0])
+    assert len(jax.tree_util.tree_leaves(w)) == 11
+    with pytest.raises(GraphInputError, match="weighted"):
+        g.edge_weights()
+    for flag in (None, False):
+        assert not from_scipy_bip(sp.csr_array([[0, 2.0], [3.0, 0]]), weighted=flag).weighted
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([1.0, np.nan], r"weights\[1\] = nan is not finite"),
+    ([np.inf, 1.0], r"weights\[0\] = inf is not finite"),
+    ([1.0], "shape"),
+    ([True, False], "real numeric"),
+    ([1 + 1j, 2], "real numeric"),
+])
+def test_bipartite_bad_weights(bad, match):
+    """Weights must be real and finite, one per edge; named on both the single and the batch path."""
+    for kw in ({}, dict(n_rows=[2], n_cols=[2], graph_index=[0, 0])):
+        with pytest.raises(GraphInputError, match=match):
+            BipartiteGraph.from_edges([0, 1], [1, 0], weights=bad, **kw)
+
+
+def test_bipartite_weights_overflow_and_duplicates_error():
+    """A summed weight beyond float32 is named; duplicates='error' still refuses a weighted repeat."""
+    if not jax.config.jax_enable_x64:
+        with pytest.raises(GraphInputError, match="does not fit float32"):
+            BipartiteGraph.from_edges([0, 0], [0, 0], weights=[3e38, 3e38])
+    with pytest.raises(GraphInputError, match="duplicate"):
+        BipartiteGraph.from_edges([0, 0], [0, 0], weights=[1.0, 2.0], duplicates="error")
+
+
+def test_bipartite_from_scipy_weighted_equals_from_edges():
+    """from_scipy(weighted=True): the values are the weights; duplicates summed first and a zero entry
+    or a zero sum is no edge; equal (leaf by leaf) to from_edges of the canonical entries."""
+    A = sp.coo_array((np.array([1.5, 0.0, -2.0, 4.0, 1.0, -1.0, 7.0]),
+                      (np.array([0, 1, 1, 1, 2, 2, 2]), np.array([0, 1, 2, 2, 0, 0, 3]))), shape=(3, 4))
+    g = from_scipy_bip(A, weighted=True)
+    want = BipartiteGraph.from_edges([0, 1, 2], [0, 2, 3], 3, 4, weights=[1.5, 2.0, 7.0])
+    _same_batch(g, want)
+    _same_batch(BipartiteGraph.from_scipy(A.tocsc(), weighted=True), want)
+    _check_against_scipy(g, [0, 1, 2], [0, 2, 3], [1.5, 2.0, 7.0], (3, 4))
+    # unweighted default: the pattern of the nonzero entries, as before
+    assert not from_scipy_bip(A).weighted and int(from_scipy_bip(A).n_edges) == 4
+    with pytest.raises(GraphInputError, match="not finite"):
+        from_scipy_bip(sp.csr_array([[np.nan, 1.0]]), weighted=True)
+    with pytest.raises(GraphInputError, match="duplicate"):
+        from_scipy_bip(A, weighted=True, duplicates="error")
+    with pytest.raises(GraphInputError, match="kind='graph' only"):
+        from_scipy_bip(A, weighted=True, symmetrize=True)
+    with pytest.raises(GraphInputError, match="weighted="):
+        jaxmatch.from_scipy(sp.csr_array(np.eye(2, dtype=int)), "flow", weighted=True)
+    b = from_scipy_bip(sp.csr_array(np.array([[True, False], [True, True]])), weighted=True)
+    assert b.edge_weights().tolist() == [1.0, 1.0, 1.0]
+
+
+def test_bipartite_weighted_stack_unstack_with_capacity():
+    """stack / unstack keep the weights (both stacking routes, and the graph_index batch equals the
+    stack); with_capacity keeps them; a mix of weighted and unweighted graphs is refused."""
+    gs = [BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1], weights=[-1.0, 2.0, 3.5]),
+          BipartiteGraph.from_edges([0, 0], [0, 2], 1, 3, weights=[4.0, -5.0])]
+    b = stack(gs)
+    assert b.weighted and b.by_row.weights.shape == (2, 4)
+    _same_batch(b, BipartiteGraph.from_edges([0, 1, 1, 0, 0], [1, 0, 1, 0, 2], [2, 1], [2, 3],
+                                             weights=[-1.0, 2.0, 3.5, 4.0, -5.0], graph_index=[0, 0, 0, 1, 1]))
+    for views in (unstack(b), unstack(b, trim=True)):
+        for g, v in zip(gs, views):
+            assert [x.tolist() for x in v.edges()[:2]] == [x.tolist() for x in g.edges()[:2]]
+            np.testing.assert_array_equal(v.edge_weights(), g.edge_weights())
+    _same_batch(stack(unstack(b)), b)   # the array-by-array route
+    _same_batch(unstack(b, trim=True)[0], gs[0])
+    big = gs[1].with_capacity(row_capacity=4, edge_capacity=8)
+    assert big.edge_cap == 8 and big.by_row.weights.shape == (8,)
+    np.testing.assert_array_equal(big.edge_weights(), gs[1].edge_weights())
+    np.testing.assert_array_equal(np.asarray(big.by_col.weights)[:2], [4.0, -5.0])
+    with pytest.raises(GraphInputError, match="all weighted or all unweighted"):
+        stack([gs[0], BipartiteGraph.from_edges([0], [0])])

@@ -135,6 +135,7 @@ def run(mode, f, items, batched):
 
 # at the capacities of part 2, so both parts share compilations
 BG = BipartiteGraph.from_edges([0, 1, 1, 2], [0, 0, 1, 1], **BIP_CAPS)
+WBG = BipartiteGraph.from_edges([0, 1, 1, 2], [0, 0, 1, 1], weights=[3.0, 1.0, 2.0, 5.0], **BIP_CAPS)
 NET = FlowNetwork.from_edges([0, 0, 1, 1, 2], [1, 2, 2, 3, 3], [3, 2, 1, 2, 3], **NET_CAPS)
 WG = Graph.from_edges([0, 1, 2, 0], [1, 2, 3, 3], [1.0, 2.0, 1.0, 2.0], **GRAPH_CAPS)
 MEN = Preferences.from_lists([[0, 1], [0, 1], [1]], 2).with_capacity(**PREF_CAPS)
@@ -157,6 +158,8 @@ def _answer(res):
         return res.wife.tolist(), res.husband.tolist(), int(res.status)
     if isinstance(res, jaxmatch.LouvainResult):
         return res.labels.tolist(), int(res.status)
+    if isinstance(res, jaxmatch.AssignmentResult):
+        return res.row_mate.tolist(), float(res.weight), int(res.status)
     raise TypeError(type(res))
 
 
@@ -172,6 +175,7 @@ SOLVERS = {
     "b_suitor": lambda **kw: b_suitor(WG, 2, **kw),
     "stable_marriage": lambda **kw: stable_marriage(MEN, WOMEN, **kw),
     "louvain": lambda **kw: louvain(WG, **kw),
+    "min_weight_matching": lambda **kw: jaxmatch.min_weight_matching(WBG, **kw),
 }
 
 # options whose None means the default (the answer of the call without the option)
@@ -186,7 +190,8 @@ NONE_IS_DEFAULT = [
     ("locally_dominant", o) for o in ("max_iters", "lanes")] + [
     ("b_suitor", o) for o in ("max_b", "max_iters", "batch", "lanes")] + [
     ("stable_marriage", o) for o in ("max_iters", "unroll", "window", "kernel")] + [
-    ("louvain", o) for o in ("max_levels", "max_iters", "axis_name")]
+    ("louvain", o) for o in ("max_levels", "max_iters", "axis_name")] + [
+    ("min_weight_matching", "max_iters")]
 
 # options that have no None meaning: rejected before tracing, by name
 NONE_IS_REJECTED = [
@@ -194,7 +199,8 @@ NONE_IS_REJECTED = [
     ("initial_matching", "method"), ("max_flow", "reverse"), ("min_cut", "reverse"),
     ("suitor", "sorted_adjacency"), ("locally_dominant", "sorted_adjacency"),
     ("stable_marriage", "method")] + [
-    ("louvain", o) for o in ("resolution", "threshold", "threshold_large", "large_graph", "refine")]
+    ("louvain", o) for o in ("resolution", "threshold", "threshold_large", "large_graph", "refine")] + [
+    ("min_weight_matching", o) for o in ("full", "maximize")]
 
 
 @functools.cache

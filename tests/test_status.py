@@ -11,7 +11,7 @@ SOLVERS = test_options.SOLVERS   # every public solver on tiny instances, shared
 
 
 def test_status_enum():
-    assert [int(s) for s in Status] == [0, 1, 2, 3, 4, 5]
+    assert [int(s) for s in Status] == [0, 1, 2, 3, 4, 5, 6]
     assert Status.CONVERGED.label == "converged" and Status.MAX_ITERS.label == "hit max_iters"
     for s in list(Status)[1:]:
         assert "throw=False" in s.message and s.label != s.message

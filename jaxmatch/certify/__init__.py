@@ -14,11 +14,14 @@ Each certificate proves the answer right without rerunning the solver:
 - weighted matching (:mod:`jaxmatch.certify.weighted`): greedy dominance,
   which holds exactly for the greedy (b-)matching;
 - stable marriage (:mod:`jaxmatch.certify.stable`): no blocking pair;
+- assignment (:mod:`jaxmatch.certify.assignment`): dual potentials whose
+  bound meets the matching's cost (linear-programming duality);
 - communities (:mod:`jaxmatch.certify.community`): a partition numbered
   0 .. k-1, its modularity recomputed in float64, and no single move that
   raises it (a Louvain local optimum).
 """
 from jaxmatch.certify._common import CertificateError
+from jaxmatch.certify.assignment import check_assignment
 from jaxmatch.certify.community import (
     best_move,
     check_local_optimum,
@@ -47,5 +50,5 @@ __all__ = [
     "check_maximum_matching", "is_maximum_matching", "check_flow", "check_min_cut",
     "check_greedy_dominance", "is_greedy_dominant", "check_greedy_b_dominance", "is_greedy_b_dominant",
     "check_stable", "is_stable", "check_partition", "check_modularity", "modularity_numpy",
-    "best_move", "check_local_optimum",
+    "best_move", "check_local_optimum", "check_assignment",
 ]

@@ -1,0 +1,210 @@
+"""The epsilon-scaling auction for the square assignment problem, in bulk-synchronous (Jacobi) rounds.
+
+Paper: D. P. Bertsekas, "The auction algorithm: a distributed relaxation
+method for the assignment problem", Annals of Operations Research 14, 1988
+(and "Auction algorithms for network flow problems: a tutorial
+introduction", Computational Optimization and Applications 1, 1992):
+persons bid for objects; object ``j`` has a price ``p_j``; person ``i``
+values object ``j`` at ``A_ij - p_j`` (benefit minus price).
+
+One round (the Jacobi auction, every unassigned person at once, as the
+GPU auctions do): each unassigned person ``i`` finds its best object ``j1``
+(largest value ``v1``; ties spread, see :func:`_best_two`) and the second best
+value ``v2`` over its other objects, and bids ``p_j1 + (v1 - v2) + eps`` for
+``j1``. Each object that received bids goes to the highest bidder (ties to
+the smallest person id) at that price; its previous owner becomes
+unassigned. The bids are a ``segment_max`` (the CUDA auctions' atomicMax),
+the winner a ``segment_min`` of the ids that bid the maximum.
+
+*eps-complementary slackness* (eps-CS) holds throughout: every assigned
+person's object is within ``eps`` of its best value. So when every person is
+assigned, the assignment's benefit is within ``N * eps`` of the optimum;
+with integer benefits and ``eps < 1 / N`` it is optimal. *Epsilon scaling*:
+the auction runs in phases with ``eps`` falling by ``Config.theta`` from
+about the benefits' range down to 1, keeping the prices and dropping the
+assignment between phases, which bounds the price war of each phase. The
+caller scales the benefits so that ``eps = 1`` is fine enough (see
+:func:`scale`).
+
+A person with one allowed object bids ``v2 = v1 - (range + eps)`` (any
+value below every feasible alternative keeps eps-CS). Infeasibility (no
+perfect matching on the allowed entries) shows as a person with nothing to
+bid for, or as prices that rise past any feasible problem's: in a feasible
+problem the prices of a phase stay within ``(N - 1) (range + eps)`` of the
+phase's starting prices (an alternating path through a perfect matching to
+an object not yet bid for bounds each price; Bertsekas 1988, Prop. 2), so a
+price ``2 (N + 1) (range + eps)`` above them stops the run as INFEASIBLE.
+
+Layouts: ``width`` set means a dense layout, the entries of person ``i``
+at ``[i * width, (i + 1) * width)`` in object order (one row reduction per
+round); ``width=None`` means any order, reduced with ``segment_*`` over
+``person``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from jaxmatch._ops import CONVERGED, MAX_ITERS, take
+from jaxmatch.status import Status
+
+INFEASIBLE = int(Status.INFEASIBLE)
+
+
+class Config(NamedTuple):
+    """Static knobs of the auction (part of the jit cache key).
+
+    Attributes:
+        theta: eps falls by this factor between phases (Bertsekas suggests
+            4-10).
+        eps0: the first phase's eps as a fraction of the scaled benefits'
+            range.
+    """
+    theta: float = 5.0
+    eps0: float = 0.2
+
+
+DEFAULT = Config()
+
+
+class Problem(NamedTuple):
+    """A square assignment problem over entries (person, object, benefit); N persons, N objects.
+
+    Attributes:
+        person: int32 ``[E]``, the person of each entry (N in padding; with a
+            dense ``width`` it must be ``e // width``).
+        obj: int32 ``[E]``, the object of each entry.
+        benefit: float ``[E]``, the scaled benefit (any value where not allowed).
+        allowed: bool ``[E]``, the entries that may be assigned.
+        real: bool ``[N]``, the persons to assign (the others, and the
+            objects nobody can take, are padding).
+    """
+    person: jax.Array
+    obj: jax.Array
+    benefit: jax.Array
+    allowed: jax.Array
+    real: jax.Array
+
+
+class State(NamedTuple):
+    price: jax.Array      # [N] object prices
+    owner: jax.Array      # [N] object -> person (-1)
+    assigned: jax.Array   # [N] person -> object (-1)
+    eps: jax.Array        # this phase's eps
+    start_max: jax.Array  # the largest price when the phase began
+    rounds: jax.Array
+    phases: jax.Array
+    bids: jax.Array
+    status: jax.Array     # -1 running, else a Status
+    done: jax.Array
+
+
+def scale(benefit, allowed, n_persons, dtype):
+    """(scaled benefits, scale, scaled range, shift): benefits minus ``shift`` (their largest) times ``scale``.
+
+    Integer benefits whose range times ``2 (N + 1)`` fits the float's exact
+    integers with room for the prices (``2^(mantissa - 2)``) get ``scale = 2 (N
+    + 1)``: then ``eps = 1`` is below ``1 / (2 N)`` in the input's units, the
+    answer is optimal, and the prices prove it with a gap below 1/2 (room for
+    rounding). Others get ``scale = 2^(mantissa - 2) / range``: the answer is
+    then within ``N / scale`` (``N`` times the range over ``2^(mantissa - 2)``)
+    of optimal."""
+    limit = float(2 ** (jnp.finfo(dtype).nmant - 2))
+    b = benefit.astype(dtype)
+    hi = jnp.max(jnp.where(allowed, b, -jnp.inf))
+    lo = jnp.min(jnp.where(allowed, b, jnp.inf))
+    hi, lo = jnp.where(jnp.isfinite(hi), hi, 0), jnp.where(jnp.isfinite(lo), lo, 0)
+    rng = hi - lo
+    integral = jnp.all(jnp.where(allowed, b == jnp.round(b), True))
+    n1 = 2 * (n_persons + 1).astype(dtype)
+    exact = integral & (rng * n1 <= limit)
+    s = jnp.where(exact, n1, jnp.where(rng > 0, limit / jnp.where(rng > 0, rng, 1), 1))
+    return jnp.where(allowed, (b - hi) * s, 0), s, rng * s, hi
+
+
+def _best_two(val, p: Problem, n: int, width):
+    """Per person: the best value, its object, the second best value. Ties go to the first object
+    at or after the person's own id, cyclically (``(obj - person) mod n`` smallest): persons of equal
+    values spread their bids instead of all bidding for the smallest id (a price war of one winner
+    per round)."""
+    if width is not None:
+        v = val.reshape(n, width)
+        best = jnp.max(v, axis=1)
+        o = p.obj.reshape(n, width)
+        rot = jnp.where(v == best[:, None], (o - jnp.arange(n)[:, None]) % n, n)
+        at = jnp.argmin(rot, axis=1)
+        obj1 = jnp.take_along_axis(o, at[:, None], 1)[:, 0]
+        second = jnp.max(jnp.where(jnp.arange(width)[None, :] == at[:, None], -jnp.inf, v), axis=1)
+        return best, obj1, second
+    best = jax.ops.segment_max(val, p.person, n)
+    at_best = (val == take(best, p.person, jnp.inf)) & (val > -jnp.inf)
+    rot = jax.ops.segment_min(jnp.where(at_best, (p.obj - p.person) % n, n), p.person, n)
+    obj1 = jnp.where(rot < n, (rot + jnp.arange(n)) % n, n)
+    others = jnp.where(p.obj == take(obj1, p.person, -1), -jnp.inf, val)
+    return best, obj1, jax.ops.segment_max(others, p.person, n)
+
+
+def init(p: Problem, rng, cfg: Config = DEFAULT) -> State:
+    n = p.real.shape[0]
+    dt = p.benefit.dtype
+    eps0 = jnp.maximum(1, jnp.floor(rng * cfg.eps0))
+    none = jnp.full(n, -1, jnp.int32)
+    return State(price=jnp.zeros(n, dt), owner=none, assigned=none, eps=eps0.astype(dt),
+                 start_max=jnp.zeros((), dt), rounds=jnp.int32(0), phases=jnp.int32(1), bids=jnp.int32(0),
+                 status=jnp.int32(-1), done=jnp.bool_(False))
+
+
+def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
+    """One bidding round, or the end of a phase (next eps, or done)."""
+    n = p.real.shape[0]
+    ids = jnp.arange(n, dtype=jnp.int32)
+    val = jnp.where(p.allowed, p.benefit - take(st.price, p.obj, 0), -jnp.inf)
+    best, obj1, second = _best_two(val, p, n, width)
+    bidding = p.real & (st.assigned < 0)
+    stuck = jnp.any(bidding & (best == -jnp.inf))
+    second = jnp.where(second > -jnp.inf, second, best - (rng + st.eps))
+    bid = take(st.price, obj1, 0) + (best - second) + st.eps
+    target = jnp.where(bidding & (best > -jnp.inf), obj1, n)
+    top = jax.ops.segment_max(jnp.where(target < n, bid, -jnp.inf), target, n)
+    win = jax.ops.segment_min(jnp.where(bid == take(top, target, jnp.inf), ids, n), target, n)
+    got = win < n
+    assigned = st.assigned.at[jnp.where(got & (st.owner >= 0), st.owner, n)].set(-1, mode="drop")
+    assigned = assigned.at[jnp.where(got, win, n)].set(ids, mode="drop")
+    owner = jnp.where(got, win, st.owner)
+    price = jnp.where(got, top, st.price)
+
+    phase_over = ~jnp.any(bidding)
+    last = st.eps <= 1
+    runaway = jnp.max(price) > st.start_max + 2 * (n + 1) * (rng + st.eps)
+    rounds = st.rounds + (~phase_over).astype(jnp.int32)
+    status = jnp.where(phase_over & last, CONVERGED,
+                       jnp.where(stuck | runaway, INFEASIBLE,
+                                 jnp.where(rounds >= max_iters, MAX_ITERS, -1)))
+    nxt = phase_over & ~last              # a new phase: smaller eps, prices kept, nobody assigned
+    eps = jnp.where(nxt, jnp.maximum(1, jnp.floor(st.eps / cfg.theta)), st.eps)
+    none = jnp.full(n, -1, jnp.int32)
+    return State(price=jnp.where(phase_over, st.price, price),
+                 owner=jnp.where(nxt, none, jnp.where(phase_over, st.owner, owner)),
+                 assigned=jnp.where(nxt, none, jnp.where(phase_over, st.assigned, assigned)),
+                 eps=eps, start_max=jnp.where(nxt, jnp.max(st.price), st.start_max), rounds=rounds,
+                 phases=st.phases + nxt.astype(jnp.int32),
+                 bids=st.bids + jnp.where(phase_over, 0, jnp.sum(target < n, dtype=jnp.int32)),
+                 status=status, done=status >= 0)
+
+
+def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> State:
+    """Run the auction to the end (CONVERGED, INFEASIBLE or MAX_ITERS after ``max_iters`` rounds)."""
+    st = init(p, rng, cfg)
+    return lax.while_loop(lambda s: ~s.done, lambda s: step(s, p, rng, max_iters, width, cfg), st)
+
+
+def profits(p: Problem, price, width=None):
+    """Each person's best value ``max_j (A_ij - p_j)`` (-inf for a person with no allowed entry): with
+    the prices, dual variables that meet every entry's constraint exactly."""
+    val = jnp.where(p.allowed, p.benefit - take(price, p.obj, 0), -jnp.inf)
+    if width is not None:
+        return jnp.max(val.reshape(-1, width), axis=1)
+    return jax.ops.segment_max(val, p.person, p.real.shape[0])

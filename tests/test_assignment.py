@@ -1,0 +1,253 @@
+"""Exact weighted bipartite matching (issue 24): linear_sum_assignment against scipy's, min_weight_matching
+against scipy's min_weight_full_bipartite_matching (full) and networkx's max_weight_matching (any size),
+every answer certified by its dual potentials (jaxmatch.certify.check_assignment); jit, vmap, ties,
+forbidden entries, infeasible and empty inputs, bad input.
+
+Shapes are few on purpose (one compilation each): dense 5 x 5 (the dense square path), 4 x 7 and 7 x 4 (the
+sparse square problem of a rectangular matrix); sparse graphs at one capacity (8, 8, 64)."""
+import jax
+import jax.numpy as jnp
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+import jaxmatch
+from jaxmatch import BipartiteGraph, GraphInputError, SolverError, Status, linear_sum_assignment, min_weight_matching
+from jaxmatch.assignment import _dense, _rectangular
+from jaxmatch.certify import CertificateError, check_assignment
+
+SHAPES = [(5, 5), (4, 7), (7, 4)]
+CAPS = dict(row_capacity=8, col_capacity=8, edge_capacity=64)
+
+
+def _matrix(rng, shape, kind):
+    n, m = shape
+    if kind == "int":
+        return rng.integers(0, 10, shape).astype(float)
+    if kind == "ties":                      # many equal optima
+        return rng.integers(0, 2, shape).astype(float)
+    if kind == "negative":
+        return rng.integers(-50, 50, shape).astype(float)
+    return rng.random(shape)
+
+
+def _duals(c, maximize):
+    """(column of each row, column potentials) of the solver on a matrix with rows <= columns."""
+    if c.shape[0] == c.shape[1]:
+        cols, _, v, status, _ = _dense(jnp.asarray(c), 10**6, maximize)
+    else:
+        cols, _, v, status, _ = _rectangular(jnp.asarray(c), 10**6, maximize)
+    assert int(status) == Status.CONVERGED
+    return np.asarray(cols), np.asarray(v)
+
+
+def _same_as_scipy(c, maximize):
+    """Our answer has scipy's form and scipy's optimal total; the potentials certify it."""
+    r0, c0 = scipy.optimize.linear_sum_assignment(c, maximize=maximize)
+    r1, c1 = (np.asarray(x) for x in linear_sum_assignment(c, maximize=maximize))
+    assert r1.dtype == np.int32 and r1.shape == c1.shape == r0.shape
+    assert np.all(np.diff(r1) > 0) and np.unique(c1).size == c1.size
+    if c.shape[0] <= c.shape[1]:
+        assert np.array_equal(r1, np.arange(c.shape[0]))
+    want, got = c[r0, c0].sum(), c[r1, c1].sum()
+    assert abs(got - want) <= 1e-5 * (1 + abs(want)), (got, want)
+    t = c if c.shape[0] <= c.shape[1] else c.T
+    cols, v = _duals(t, maximize)
+    check_assignment(t, cols, v, maximize=maximize)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("kind", ["int", "ties", "negative", "float"])
+def test_dense_equals_scipy(shape, kind):
+    rng = np.random.default_rng(hash((shape, kind)) % 2**32)
+    for trial in range(12):
+        c = _matrix(rng, shape, kind)
+        _same_as_scipy(c, maximize=trial % 3 == 1)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_forbidden_entries_and_infeasible(shape):
+    """inf forbids a pair (-inf when maximising); scipy's ValueError when no assignment avoids them."""
+    rng = np.random.default_rng(5)
+    feasible = infeasible = 0
+    for trial in range(30):
+        c = _matrix(rng, shape, "int")
+        c[rng.random(shape) < 0.6] = np.inf
+        maximize = trial % 2 == 1
+        if maximize:
+            c[np.isinf(c)] = -np.inf
+        try:
+            scipy.optimize.linear_sum_assignment(c, maximize=maximize)
+        except ValueError as e:
+            infeasible += 1
+            with pytest.raises(ValueError, match=str(e)):
+                linear_sum_assignment(c, maximize=maximize)
+            continue
+        feasible += 1
+        _same_as_scipy(c, maximize)
+    assert feasible and infeasible
+
+
+def test_scipy_checks_and_empty():
+    for shape in [(0, 0), (0, 3), (3, 0)]:
+        r, c = linear_sum_assignment(np.zeros(shape))
+        assert r.shape == c.shape == (0,)
+    with pytest.raises(ValueError, match="invalid numeric entries"):
+        linear_sum_assignment(np.array([[1.0, np.nan]]))
+    with pytest.raises(ValueError, match="invalid numeric entries"):
+        linear_sum_assignment(np.array([[1.0, -np.inf]]))
+    with pytest.raises(ValueError, match="invalid numeric entries"):
+        linear_sum_assignment(np.array([[1.0, np.inf]]), maximize=True)
+    with pytest.raises(ValueError, match="2-D"):
+        linear_sum_assignment(np.zeros(3))
+    with pytest.raises(GraphInputError, match="maximize"):
+        linear_sum_assignment(np.zeros((2, 2)), maximize="yes")
+    r, c = linear_sum_assignment(np.array([[True, False], [False, True]]))   # bool costs, as scipy
+    assert c.tolist() == [1, 0]
+
+
+def test_jit_and_vmap_over_a_batch():
+    """jit gives the eager answer; vmap over equal-shape matrices gives each matrix's eager answer,
+    infeasible ones -1 (no exception can leave a traced call)."""
+    rng = np.random.default_rng(9)
+    batch = np.stack([_matrix(rng, (5, 5), "int") for _ in range(6)])
+    batch[5, :, 0] = batch[5, :, 1] = batch[5, :, 2] = np.inf     # 5 rows, 2 usable columns
+    rows, cols = jax.vmap(linear_sum_assignment)(jnp.asarray(batch))
+    jrows, jcols = jax.jit(linear_sum_assignment)(jnp.asarray(batch[0]))
+    for k in range(5):
+        r, c = linear_sum_assignment(batch[k])
+        assert np.array_equal(np.asarray(rows[k]), np.asarray(r)) and np.array_equal(np.asarray(cols[k]), np.asarray(c))
+    assert np.array_equal(np.asarray(jcols), np.asarray(linear_sum_assignment(batch[0])[1]))
+    assert np.all(np.asarray(cols[5]) == -1)
+    rect = np.stack([_matrix(rng, (7, 4), "float") for _ in range(3)])
+    rows, cols = jax.vmap(linear_sum_assignment)(jnp.asarray(rect))
+    for k in range(3):
+        r, c = linear_sum_assignment(rect[k])
+        assert np.array_equal(np.asarray(rows[k]), np.asarray(r)) and np.array_equal(np.asarray(cols[k]), np.asarray(c))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(SHAPES), st.integers(0, 2**32 - 1), st.booleans(), st.floats(0, 0.6))
+def test_property_dense(shape, seed, maximize, forbid):
+    rng = np.random.default_rng(seed)
+    c = rng.integers(-3, 4, shape).astype(float)
+    c[rng.random(shape) < forbid] = -np.inf if maximize else np.inf
+    try:
+        scipy.optimize.linear_sum_assignment(c, maximize=maximize)
+    except ValueError:
+        with pytest.raises(ValueError, match="infeasible"):
+            linear_sum_assignment(c, maximize=maximize)
+        return
+    _same_as_scipy(c, maximize)
+
+
+# --------------------------------------------------------------------------
+# sparse: min_weight_matching on a weighted BipartiteGraph
+
+def _graph(rng, nr, nc, density, kind):
+    mask = rng.random((nr, nc)) < density
+    r, c = np.nonzero(mask)
+    w = rng.random(r.size) + 0.1 if kind == "float" else rng.integers(1, 20, r.size) * (1 if kind == "int" else -1)
+    return r, c, w.astype(float)
+
+
+def _reference(r, c, w, nr, nc, full, maximize):
+    """scipy's full matching weight (None when infeasible), or networkx's best matching of any size."""
+    if full:
+        try:
+            i, j = min_weight_full_bipartite_matching(sp.csr_array((w, (r, c)), shape=(nr, nc)), maximize=maximize)
+        except ValueError:
+            return None
+        return sp.csr_array((w, (r, c)), shape=(nr, nc))[i, j].sum()
+    g = nx.Graph()
+    for a, b, x in zip(r, c, w):
+        if (x if maximize else -x) > 0:
+            g.add_edge(("r", a), ("c", b), weight=x if maximize else -x)
+    total = sum(g[a][b]["weight"] for a, b in nx.max_weight_matching(g))
+    return total if maximize else -total
+
+
+@pytest.mark.parametrize("nr,nc", [(6, 6), (5, 8), (8, 5)])
+def test_sparse_equals_scipy_and_networkx(nr, nc):
+    rng = np.random.default_rng(nr * 10 + nc)
+    seen = {"converged": 0, "infeasible": 0}
+    for trial in range(16):
+        r, c, w = _graph(rng, nr, nc, (0.3, 0.6, 1.0)[trial % 3], ("int", "negative", "float")[trial % 3])
+        g = BipartiteGraph.from_edges(r, c, nr, nc, weights=w, **CAPS)
+        for full in (True, False):
+            for maximize in (False, True):
+                want = _reference(r, c, w, nr, nc, full, maximize)
+                res = min_weight_matching(g, full=full, maximize=maximize, throw=False)
+                seen[res.status_name] += 1
+                if want is None:
+                    assert res.status_name == "infeasible"
+                    with pytest.raises(SolverError, match="infeasible"):
+                        min_weight_matching(g, full=full, maximize=maximize)
+                    continue
+                assert res.status_name == "converged"
+                assert abs(float(res.weight) - want) <= 1e-4 * (1 + abs(want)), (float(res.weight), want)
+                check_assignment(g, res.row_mate, res.col_potential, full=full, maximize=maximize)
+                mate, cmate = np.asarray(res.row_mate), np.asarray(res.col_mate)
+                assert mate.shape == (nr,) and cmate.shape == (nc,)
+                assert all(cmate[j] == i for i, j in enumerate(mate) if j >= 0)
+                u, v = np.asarray(res.row_potential), np.asarray(res.col_potential)
+                slack = (w - u[r] - v[c]) * (-1 if maximize else 1)      # reduced costs >= 0 (up to eps)
+                assert slack.min() >= -1e-3 * (1 + np.abs(w).max())
+    assert seen["converged"] and seen["infeasible"]
+
+
+def test_sparse_from_scipy_vmap_and_jit():
+    """A batch of weighted graphs at one capacity under vmap, and jit: each equals its eager run."""
+    rng = np.random.default_rng(2)
+    graphs = []
+    for nr, nc in [(6, 6), (5, 8), (3, 2), (0, 0)]:
+        r, c, w = _graph(rng, nr, nc, 0.7, "int")
+        graphs.append(jaxmatch.from_scipy(sp.coo_array((w, (r, c)), shape=(nr, nc)), weighted=True, **CAPS))
+    solo = [min_weight_matching(g, full=False, maximize=True) for g in graphs]
+    batched = jax.vmap(lambda g: min_weight_matching(g, full=False, maximize=True))(jaxmatch.stack(graphs))
+    jitted = jax.jit(lambda g: min_weight_matching(g, full=False, maximize=True))(graphs[0])
+    for k, (g, s) in enumerate(zip(graphs, solo)):
+        nr = int(g.n_rows)
+        assert np.array_equal(np.asarray(batched.row_mate[k][:nr]), np.asarray(s.row_mate))
+        assert float(batched.weight[k]) == float(s.weight)
+        check_assignment(g, s.row_mate, s.col_potential, full=False, maximize=True)
+    assert np.array_equal(np.asarray(jitted.row_mate[:6]), np.asarray(solo[0].row_mate))
+
+
+def test_certificate_refuses_wrong_answers():
+    cost = np.array([[4.0, 1.0, 3.0], [2.0, 0.0, 5.0], [3.0, 2.0, 2.0]])
+    cols, v = _duals(cost, False)
+    assert check_assignment(cost, cols, v) < 1
+    with pytest.raises(CertificateError, match="from the dual bound"):
+        check_assignment(cost, [0, 1, 2], v)                     # cost 6, not the optimum 5
+    with pytest.raises(CertificateError, match="two rows"):
+        check_assignment(cost, [1, 1, 2], v)
+    with pytest.raises(CertificateError, match="pairs"):
+        check_assignment(cost, [1, 0, -1], v)
+    with pytest.raises(CertificateError, match="not an allowed pair"):
+        check_assignment(np.where(np.eye(3) > 0, np.inf, cost), [0, 2, 1], v)
+    with pytest.raises(CertificateError, match="from the dual bound"):
+        check_assignment(cost, cols, v + np.array([0.0, 3.0, 0.0]))   # potentials that prove less
+
+
+def test_min_weight_matching_bad_input_and_limits():
+    g = BipartiteGraph.from_edges([0, 1], [1, 0])
+    with pytest.raises(GraphInputError, match="weighted"):
+        min_weight_matching(g)
+    wg = BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1], weights=[1.0, 2.0, 3.0])
+    with pytest.raises(GraphInputError, match="full"):
+        min_weight_matching(wg, full=1)
+    with pytest.raises(GraphInputError, match="max_iters"):
+        min_weight_matching(wg, max_iters=0)
+    with pytest.raises(GraphInputError, match="BipartiteGraph"):
+        min_weight_matching(np.eye(2))
+    with pytest.raises(GraphInputError, match="batch"):
+        min_weight_matching(jaxmatch.stack([wg, wg]))
+    assert float(min_weight_matching(wg, max_iters=2**40).weight) == 3.0
+    res = min_weight_matching(wg, max_iters=1, throw=False)
+    assert res.status_name == "hit max_iters"
