@@ -3,8 +3,9 @@ against scipy's min_weight_full_bipartite_matching (full) and networkx's max_wei
 every answer certified by its dual potentials (jaxmatch.certify.check_assignment); jit, vmap, ties,
 forbidden entries, infeasible and empty inputs, bad input.
 
-Shapes are few on purpose (one compilation each): dense 5 x 5 (the dense square path), 4 x 7 and 7 x 4 (the
-sparse square problem of a rectangular matrix); sparse graphs at one capacity (8, 8, 64)."""
+Shapes are few on purpose (one compilation each): dense 5 x 5 (the dense square path), 4 x 7 and 7 x 4 (padded
+to a square), 2 x 9 (more than 4 columns a row: the sparse square problem of its entries); sparse graphs at one
+capacity (8, 8, 64)."""
 import jax
 import jax.numpy as jnp
 import networkx as nx
@@ -19,9 +20,10 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 import jaxmatch
 from jaxmatch import BipartiteGraph, GraphInputError, SolverError, Status, linear_sum_assignment, min_weight_matching
 from jaxmatch.assignment import _dense, _rectangular
+from jaxmatch.assignment.auction import Config
 from jaxmatch.certify import CertificateError, check_assignment
 
-SHAPES = [(5, 5), (4, 7), (7, 4)]
+SHAPES = [(5, 5), (4, 7), (7, 4), (2, 9)]
 CAPS = dict(row_capacity=8, col_capacity=8, edge_capacity=64)
 
 
@@ -36,12 +38,12 @@ def _matrix(rng, shape, kind):
     return rng.random(shape)
 
 
-def _duals(c, maximize):
+def _duals(c, maximize, cfg=Config()):
     """(column of each row, column potentials) of the solver on a matrix with rows <= columns."""
-    if c.shape[0] == c.shape[1]:
-        cols, _, v, status, _ = _dense(jnp.asarray(c), 10**6, maximize)
+    if c.shape[1] <= 4 * c.shape[0]:
+        cols, _, v, status, _ = _dense(jnp.asarray(c), 10**6, maximize, cfg)
     else:
-        cols, _, v, status, _ = _rectangular(jnp.asarray(c), 10**6, maximize)
+        cols, _, v, status, _ = _rectangular(jnp.asarray(c), 10**6, maximize, cfg)
     assert int(status) == Status.CONVERGED
     return np.asarray(cols), np.asarray(v)
 
@@ -77,8 +79,8 @@ def test_forbidden_entries_and_infeasible(shape):
     feasible = infeasible = 0
     for trial in range(30):
         c = _matrix(rng, shape, "int")
-        c[rng.random(shape) < 0.6] = np.inf
-        maximize = trial % 2 == 1
+        c[rng.random(shape) < (0.5, 0.85)[trial % 2]] = np.inf
+        maximize = trial % 3 == 1
         if maximize:
             c[np.isinf(c)] = -np.inf
         try:
@@ -91,6 +93,20 @@ def test_forbidden_entries_and_infeasible(shape):
         feasible += 1
         _same_as_scipy(c, maximize)
     assert feasible and infeasible
+
+
+def test_dense_reads_only_the_bidders_rows():
+    """The dense round on the rows of the bidders only, in row-count classes (min_rows=4: 40, 10
+    rows): the same answers, certified, as scipy's, with ties, forbidden pairs and padding rows."""
+    rng = np.random.default_rng(11)
+    for trial in range(6):
+        n, m = (40, 40) if trial % 2 else (30, 40)
+        c = _matrix(rng, (n, m), ("int", "ties", "float")[trial % 3])
+        c[rng.random((n, m)) < 0.1] = np.inf
+        r0, c0 = scipy.optimize.linear_sum_assignment(c)
+        cols, v = _duals(c, False, Config(min_rows=4))
+        assert abs(c[np.arange(n), cols].sum() - c[r0, c0].sum()) <= 1e-5 * (1 + abs(c[r0, c0].sum()))
+        check_assignment(c, cols, v)
 
 
 def test_scipy_checks_and_empty():

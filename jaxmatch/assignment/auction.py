@@ -35,10 +35,10 @@ phase's starting prices (an alternating path through a perfect matching to
 an object not yet bid for bounds each price; Bertsekas 1988, Prop. 2), so a
 price ``2 (N + 1) (range + eps)`` above them stops the run as INFEASIBLE.
 
-Layouts: ``width`` set means a dense layout, the entries of person ``i``
-at ``[i * width, (i + 1) * width)`` in object order (one row reduction per
-round); ``width=None`` means any order, reduced with ``segment_*`` over
-``person``.
+Layouts: ``width`` set means a dense square layout (``width = N``), the
+entries of person ``i`` at ``[i * N, (i + 1) * N)``, object ``k`` at
+``i * N + k`` (row reductions of the bidders' rows); ``width=None`` means any
+order, reduced with ``segment_*`` over ``person``.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS, take
+from jaxmatch._ops import CONVERGED, MAX_ITERS, smallest_fit, switch, take
 from jaxmatch.status import Status
 
 INFEASIBLE = int(Status.INFEASIBLE)
@@ -62,9 +62,12 @@ class Config(NamedTuple):
             4-10).
         eps0: the first phase's eps as a fraction of the scaled benefits'
             range.
+        min_rows: the dense layout reads the rows of the bidders only, in
+            row counts ``N, N/4, ...`` down to this one (see :func:`_offers`).
     """
     theta: float = 5.0
     eps0: float = 0.2
+    min_rows: int = 256
 
 
 DEFAULT = Config()
@@ -77,15 +80,14 @@ class Problem(NamedTuple):
         person: int32 ``[E]``, the person of each entry (N in padding; with a
             dense ``width`` it must be ``e // width``).
         obj: int32 ``[E]``, the object of each entry.
-        benefit: float ``[E]``, the scaled benefit (any value where not allowed).
-        allowed: bool ``[E]``, the entries that may be assigned.
+        benefit: float ``[E]``, the scaled benefit; ``-inf`` for an entry that
+            may not be assigned (see :func:`scale`).
         real: bool ``[N]``, the persons to assign (the others, and the
             objects nobody can take, are padding).
     """
     person: jax.Array
     obj: jax.Array
     benefit: jax.Array
-    allowed: jax.Array
     real: jax.Array
 
 
@@ -103,7 +105,8 @@ class State(NamedTuple):
 
 
 def scale(benefit, allowed, n_persons, dtype):
-    """(scaled benefits, scale, scaled range, shift): benefits minus ``shift`` (their largest) times ``scale``.
+    """(scaled benefits, scale, scaled range, shift): benefits minus ``shift`` (their largest) times
+    ``scale``, ``-inf`` where not ``allowed``.
 
     Integer benefits whose range times ``2 (N + 1)`` fits the float's exact
     integers with room for the prices (``2^(mantissa - 2)``) get ``scale = 2 (N
@@ -122,29 +125,59 @@ def scale(benefit, allowed, n_persons, dtype):
     n1 = 2 * (n_persons + 1).astype(dtype)
     exact = integral & (rng * n1 <= limit)
     s = jnp.where(exact, n1, jnp.where(rng > 0, limit / jnp.where(rng > 0, rng, 1), 1))
-    return jnp.where(allowed, (b - hi) * s, 0), s, rng * s, hi
+    return jnp.where(allowed, (b - hi) * s, -jnp.inf), s, rng * s, hi
 
 
-def _best_two(val, p: Problem, n: int, width):
-    """Per person: the best value, its object, the second best value. Ties go to the first object
-    at or after the person's own id, cyclically (``(obj - person) mod n`` smallest): persons of equal
-    values spread their bids instead of all bidding for the smallest id (a price war of one winner
-    per round)."""
-    if width is not None:
-        v = val.reshape(n, width)
-        best = jnp.max(v, axis=1)
-        o = p.obj.reshape(n, width)
-        rot = jnp.where(v == best[:, None], (o - jnp.arange(n)[:, None]) % n, n)
-        at = jnp.argmin(rot, axis=1)
-        obj1 = jnp.take_along_axis(o, at[:, None], 1)[:, 0]
-        second = jnp.max(jnp.where(jnp.arange(width)[None, :] == at[:, None], -jnp.inf, v), axis=1)
-        return best, obj1, second
-    best = jax.ops.segment_max(val, p.person, n)
-    at_best = (val == take(best, p.person, jnp.inf)) & (val > -jnp.inf)
-    rot = jax.ops.segment_min(jnp.where(at_best, (p.obj - p.person) % n, n), p.person, n)
-    obj1 = jnp.where(rot < n, (rot + jnp.arange(n)) % n, n)
-    others = jnp.where(p.obj == take(obj1, p.person, -1), -jnp.inf, val)
-    return best, obj1, jax.ops.segment_max(others, p.person, n)
+def _tie_break(v, obj, who, n: int):
+    """Among the columns of ``v`` equal to their row's best, the first object at or after the row's
+    person ``who`` cyclically (``(obj - who) mod n`` smallest): persons of equal values spread their
+    bids instead of all bidding for the smallest id (a price war of one winner per round)."""
+    best = jnp.max(v, axis=1)
+    return best, jnp.argmin(jnp.where(v == best[:, None], (obj - who[:, None]) % n, n), axis=1)
+
+
+def _dense_offers(b2, price, who, n: int):
+    """best, object, second best of the persons ``who`` (n = padding) on the dense ``[n, n]`` benefits."""
+    v = b2[jnp.minimum(who, n - 1)] - price[None, :]
+    cols = jnp.arange(n, dtype=jnp.int32)
+    best, at = _tie_break(v, cols[None, :], who, n)
+    second = jnp.max(jnp.where(cols[None, :] == at[:, None], -jnp.inf, v), axis=1)
+    return best, at.astype(jnp.int32), second
+
+
+def _offers(st: State, p: Problem, bidding, width, cfg: Config):
+    """Per person ``[N]``: the best value, its object, the second best value (only bidders' count).
+
+    Dense: only the rows of the bidders are read, on the smallest of the row counts ``N, N/4,
+    N/16 ... >= cfg.min_rows`` that holds them (one compiled copy each; a ``lax.switch`` picks one
+    per round), so late rounds with few bidders read few rows. Sparse: one pass over the entries."""
+    n = p.real.shape[0]
+    if width is None:
+        val = p.benefit - take(st.price, p.obj, 0)
+        best = jax.ops.segment_max(val, p.person, n)
+        at_best = (val == take(best, p.person, jnp.inf)) & (val > -jnp.inf)
+        rot = jax.ops.segment_min(jnp.where(at_best, (p.obj - p.person) % n, n), p.person, n)
+        obj1 = jnp.where(rot < n, (rot + jnp.arange(n)) % n, n)
+        others = jnp.where(p.obj == take(obj1, p.person, -1), -jnp.inf, val)
+        return best, obj1, jax.ops.segment_max(others, p.person, n)
+    b2 = p.benefit.reshape(n, width)
+    sizes = [n]
+    while sizes[-1] // 4 >= cfg.min_rows:
+        sizes.append(sizes[-1] // 4)
+
+    def rows(k):
+        def run(price, bidding):
+            who = jnp.nonzero(bidding, size=k, fill_value=n)[0].astype(jnp.int32)
+            best, obj1, second = _dense_offers(b2, price, who, n)
+            put = lambda x, fill: jnp.full(n, fill, x.dtype).at[who].set(x, mode="drop")
+            return put(best, -jnp.inf), put(obj1, n), put(second, -jnp.inf)
+        return run
+
+    if len(sizes) == 1:
+        who = jnp.arange(n, dtype=jnp.int32)
+        return _dense_offers(b2, st.price, who, n)
+    return switch(smallest_fit(sizes, jnp.sum(bidding, dtype=jnp.int32)), [rows(k) for k in sizes],
+                  st.price, bidding)
 
 
 def init(p: Problem, rng, cfg: Config = DEFAULT) -> State:
@@ -161,9 +194,8 @@ def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
     """One bidding round, or the end of a phase (next eps, or done)."""
     n = p.real.shape[0]
     ids = jnp.arange(n, dtype=jnp.int32)
-    val = jnp.where(p.allowed, p.benefit - take(st.price, p.obj, 0), -jnp.inf)
-    best, obj1, second = _best_two(val, p, n, width)
     bidding = p.real & (st.assigned < 0)
+    best, obj1, second = _offers(st, p, bidding, width, cfg)
     stuck = jnp.any(bidding & (best == -jnp.inf))
     second = jnp.where(second > -jnp.inf, second, best - (rng + st.eps))
     bid = take(st.price, obj1, 0) + (best - second) + st.eps
@@ -204,7 +236,7 @@ def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> S
 def profits(p: Problem, price, width=None):
     """Each person's best value ``max_j (A_ij - p_j)`` (-inf for a person with no allowed entry): with
     the prices, dual variables that meet every entry's constraint exactly."""
-    val = jnp.where(p.allowed, p.benefit - take(price, p.obj, 0), -jnp.inf)
+    val = p.benefit - take(price, p.obj, 0)
     if width is not None:
         return jnp.max(val.reshape(-1, width), axis=1)
     return jax.ops.segment_max(val, p.person, p.real.shape[0])
