@@ -135,6 +135,8 @@ def _read_mtx(data, name, kind, kw):
         kw.setdefault("weighted", False)
     if field == "pattern" and cls is FlowNetwork:
         A = A.astype(np.int64)
+    if field == "pattern" and cls is BipartiteGraph and kw.get("weighted"):
+        raise GraphInputError(f"{name}: a pattern file has no values to use as weights")
     return from_scipy(A, cls, **kw)
 
 

@@ -1,4 +1,6 @@
 """`jaxmatch ...` subcommands on real files: each prints its answer and exits 0."""
+import json
+
 import numpy as np
 import pytest
 
@@ -44,3 +46,25 @@ def test_errors_exit_2(tmp_path, capsys):
     edges = tmp_path / "g.txt"
     edges.write_text("0 1\n1 2\n")
     assert main(["flow", str(edges)]) == 2
+
+
+def test_assign_equals_scipy_and_refuses_unweighted(tmp_path, capsys):
+    """``jaxmatch assign`` on a Matrix Market file: scipy's minimum (and maximum) full matching weight,
+    with the certificate's gap in the JSON; a pattern file (no weights) exits 2 naming the problem."""
+    import scipy.io
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+    rng = np.random.default_rng(4)
+    A = sp.random(9, 12, density=0.4, random_state=3, format="coo")
+    A.data = rng.integers(1, 30, A.nnz).astype(float)
+    path = tmp_path / "w.mtx"
+    scipy.io.mmwrite(path, A)
+    for maximize in (False, True):
+        i, j = min_weight_full_bipartite_matching(A.tocsr(), maximize=maximize)
+        assert main(["assign", str(path), "--json"] + (["--maximize"] if maximize else [])) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert got["weight"] == A.tocsr()[i, j].sum() and got["pairs"] == 9 and got["certified_gap"] < 1
+    scipy.io.mmwrite(tmp_path / "p.mtx", sp.coo_array(A.toarray() > 0), field="pattern")
+    assert main(["assign", str(tmp_path / "p.mtx")]) == 2
+    assert "weights" in capsys.readouterr().err
