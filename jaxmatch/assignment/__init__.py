@@ -19,11 +19,12 @@ allowed when rows may stay unmatched) and every column ``j`` a dummy person
 this problem are exactly the allowed matchings of the graph, at the same
 cost, with ``2 |E| + n_rows + n_cols`` entries.
 
-Exactness: integer costs give the optimum when ``(N + 1)`` times their range
-fits the float's exact integers with room (``2^21`` in float32, ``2^50`` in
-float64 under ``jax_enable_x64``; ``N`` the persons of the square problem);
-other costs an assignment within ``(N + 1) * range / 2^21`` (float32) of the
-optimal cost, which the potentials prove.
+Exactness: integer costs give the optimum when ``2 (N + 1)`` times their
+range fits the float's exact integers with room (``2^21`` in float32,
+``2^50`` in float64 under ``jax_enable_x64``; ``N`` the persons of the square
+problem); other costs an assignment within ``N * range / 2^21`` (float32) of
+the optimal cost, which the potentials prove (the gap that
+:func:`jaxmatch.certify.check_assignment` returns).
 
 Why the auction (and not Goldberg-Kennedy cost scaling): its round is two
 row reductions and two scatters over the entries, the same bulk-synchronous
