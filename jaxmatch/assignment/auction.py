@@ -214,7 +214,7 @@ def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
     rounds = st.rounds + (~phase_over).astype(jnp.int32)
     status = jnp.where(phase_over & last, CONVERGED,
                        jnp.where(stuck | runaway, INFEASIBLE,
-                                 jnp.where(rounds >= max_iters, MAX_ITERS, -1)))
+                                 jnp.where(rounds >= max_iters, MAX_ITERS, -1))).astype(jnp.int32)
     nxt = phase_over & ~last              # a new phase: smaller eps, prices kept, nobody assigned
     eps = jnp.where(nxt, jnp.maximum(1, jnp.floor(st.eps / cfg.theta)), st.eps)
     none = jnp.full(n, -1, jnp.int32)
