@@ -92,7 +92,7 @@ def _stats(st) -> dict:
 
 
 @partial(jax.jit, static_argnames=("maximize", "cfg"))
-def _dense(cost, max_iters, maximize: bool, cfg: _au.Config = _au.DEFAULT):
+def _dense(cost, max_iters, maximize: bool, cfg: _au.Config = _au.DENSE):
     """The dense problem with rows <= columns: (column of each row, u, v, status, stats)."""
     n, m = cost.shape
     dt = jnp.promote_types(cost.dtype, jnp.float32)
