@@ -10,6 +10,7 @@ from jaxmatch import certify, datasets, flow, io
 from jaxmatch.batch import solve_batch, solve_many
 from jaxmatch.shard import ShardedBipartiteGraph, ShardedGraph, shard
 from jaxmatch.bipartite import MatchingResult, initial_matching, maximum_matching
+from jaxmatch.bipartite.dulmage_mendelsohn import DMResult, dulmage_mendelsohn
 from jaxmatch.assignment import AssignmentResult, linear_sum_assignment, min_weight_matching
 from jaxmatch.graph import (
     CSR,
@@ -55,4 +56,5 @@ __all__ = [
     "CutResult", "FlowResult", "flow", "matching_from_flow", "matching_network", "max_flow", "min_cut",
     "Preferences", "StableMarriageResult", "read_preferences", "stable_marriage", "stack_preferences",
     "enable_compilation_cache", "SolverError", "Status",
+    "DMResult", "dulmage_mendelsohn",
 ]

@@ -21,6 +21,7 @@ from jaxmatch.datasets import path
     (["match", str(path("unicodelang")), "--method", "auto"], "cardinality 188"),
     (["suitor", str(path("lesmis"))], "(converged)"),
     (["louvain", str(path("karate"))], "level 0: 34 vertices"),
+    (["dm", str(path("unicodelang"))], "structural rank 188"),
 ])
 def test_subcommands(argv, expect, capsys):
     assert main(argv) == 0

@@ -116,6 +116,7 @@ SOLVERS = {  # solver -> (a call with the container as its only input, the conta
     "louvain": (lambda x: louvain(x), "Graph"),
     "modularity": (lambda x: modularity(x, [0, 0, 1]), "Graph"),
     "min_weight_matching": (lambda x: jaxmatch.min_weight_matching(x), "BipartiteGraph"),
+    "dulmage_mendelsohn": (lambda x: jaxmatch.dulmage_mendelsohn(x), "BipartiteGraph"),
 }
 CONTAINERS = {"BipartiteGraph": BG, "Graph": G, "FlowNetwork": NET, "Preferences": MEN}
 

@@ -160,6 +160,8 @@ def _answer(res):
         return res.labels.tolist(), int(res.status)
     if isinstance(res, jaxmatch.AssignmentResult):
         return res.row_mate.tolist(), float(res.weight), int(res.status)
+    if isinstance(res, jaxmatch.DMResult):
+        return res.row_perm.tolist(), res.col_perm.tolist(), res.row_blocks.tolist(), int(res.status)
     raise TypeError(type(res))
 
 
@@ -176,6 +178,7 @@ SOLVERS = {
     "stable_marriage": lambda **kw: stable_marriage(MEN, WOMEN, **kw),
     "louvain": lambda **kw: louvain(WG, **kw),
     "min_weight_matching": lambda **kw: jaxmatch.min_weight_matching(WBG, **kw),
+    "dulmage_mendelsohn": lambda **kw: jaxmatch.dulmage_mendelsohn(BG, **kw),
 }
 
 # options whose None means the default (the answer of the call without the option)
@@ -191,7 +194,7 @@ NONE_IS_DEFAULT = [
     ("b_suitor", o) for o in ("max_b", "max_iters", "batch", "lanes")] + [
     ("stable_marriage", o) for o in ("max_iters", "unroll", "window", "kernel")] + [
     ("louvain", o) for o in ("max_levels", "max_iters", "axis_name")] + [
-    ("min_weight_matching", "max_iters")]
+    ("min_weight_matching", "max_iters"), ("dulmage_mendelsohn", "max_iters")]
 
 # options that have no None meaning: rejected before tracing, by name
 NONE_IS_REJECTED = [

@@ -35,7 +35,7 @@ for trial in range(24):
     u, v = rng.integers(0, n, m), rng.integers(0, n, m)          # self-loops and repeated edges included
     kind = trial % 3
     w = (rng.integers(0, 4, m) if kind == 0 else rng.random(m) if kind == 1 else np.ones(m)).astype(np.float32)
-    g = jaxmatch.Graph.from_edges(u, v, w, n=n)
+    g = jaxmatch.Graph.from_edges(u, v, w, n=n, vertex_capacity=256, entry_capacity=1024)  # solo: one compile
     solo = jaxmatch.suitor(g)
     want = jaxmatch.greedy_matching(g)
     mesh, axis = (line, None) if trial % 4 else (square, "y")
@@ -60,7 +60,7 @@ for trial in range(12):
     nr, nc = int(rng.integers(1, 120)), int(rng.integers(1, 120))
     m = int(rng.integers(0, 3 * max(nr, nc)))
     r, c = rng.integers(0, nr, m), rng.integers(0, nc, m)
-    b = jaxmatch.BipartiteGraph.from_edges(r, c, nr, nc)
+    b = jaxmatch.BipartiteGraph.from_edges(r, c, nr, nc, row_capacity=128, col_capacity=128, edge_capacity=512)
     want = int(np.sum(maximum_bipartite_matching(csr_matrix((np.ones(m), (r, c)), shape=(nr, nc)),
                                                  perm_type="column") >= 0))
     mesh, axis = (line, None) if trial % 4 else (square, "x")
@@ -85,7 +85,7 @@ for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one c
     check_modularity(g, labels, float(got.modularity), rtol=1e-5)
     one = jaxmatch.louvain(jaxmatch.shard(g, one_device, vertex_capacity=128, entry_capacity=512))
     assert abs(float(one.modularity) - float(got.modularity)) <= 1e-5, (name, one.modularity, got.modularity)
-    solo = jaxmatch.louvain(g)                                   # the one-device solver
+    solo = jaxmatch.louvain(g.with_capacity(vertex_capacity=128, entry_capacity=512))  # one device, one compile
     assert float(got.modularity) >= 0.95 * float(solo.modularity), (name, got.modularity, solo.modularity)
     assert got.levels.shape == (got.stats["levels"], int(g.n))
     check_partition(g, np.asarray(got.levels[-1]))        # the last level; labels add the refinement

@@ -9,7 +9,7 @@ values object ``j`` at ``A_ij - p_j`` (benefit minus price).
 
 One round (the Jacobi auction, every unassigned person at once, as the
 GPU auctions do): each unassigned person ``i`` finds its best object ``j1``
-(largest value ``v1``; ties spread, see :func:`_best_two`) and the second best
+(largest value ``v1``; ties spread, see :func:`_dense_offers`) and the second best
 value ``v2`` over its other objects, and bids ``p_j1 + (v1 - v2) + eps`` for
 ``j1``. Each object that received bids goes to the highest bidder (ties to
 the smallest person id) at that price; its previous owner becomes
@@ -29,11 +29,16 @@ caller scales the benefits so that ``eps = 1`` is fine enough (see
 A person with one allowed object bids ``v2 = v1 - (range + eps)`` (any
 value below every feasible alternative keeps eps-CS). Infeasibility (no
 perfect matching on the allowed entries) shows as a person with nothing to
-bid for, or as prices that rise past any feasible problem's: in a feasible
-problem the prices of a phase stay within ``(N - 1) (range + eps)`` of the
-phase's starting prices (an alternating path through a perfect matching to
-an object not yet bid for bounds each price; Bertsekas 1988, Prop. 2), so a
-price ``2 (N + 1) (range + eps)`` above them stops the run as INFEASIBLE.
+bid for, or as prices that rise past any feasible problem's. In a feasible
+problem with perfect matching ``M*``, the bid that set ``p_j`` came from a
+person ``i``; eps-CS of ``i`` against ``M*(i)``, of ``M*(i)``'s owner
+against its ``M*`` object, and so on, is a chain of distinct persons (it
+starts at a person who owned nothing) that ends within N steps at an object
+not yet bid for in the phase, at its starting price; each step adds at most
+``range + eps`` (a person of one object adds ``range + 2 eps`` once). So every
+price stays below the phase's largest starting price plus ``(N + 1) (range +
+2 eps)``, and a price ``2 (N + 1) (range + eps)`` above it stops the run as
+INFEASIBLE.
 
 Layouts: ``width`` set means a dense square layout (``width = N``), the
 entries of person ``i`` at ``[i * N, (i + 1) * N)``, object ``k`` at
@@ -132,21 +137,31 @@ def scale(benefit, allowed, n_persons, dtype):
     return jnp.where(allowed, (b - hi) * s, -jnp.inf), s, rng * s, hi
 
 
-def _tie_break(v, obj, who, n: int):
-    """Among the columns of ``v`` equal to their row's best, the first object at or after the row's
-    person ``who`` cyclically (``(obj - who) mod n`` smallest): persons of equal values spread their
-    bids instead of all bidding for the smallest id (a price war of one winner per round)."""
-    best = jnp.max(v, axis=1)
-    return best, jnp.argmin(jnp.where(v == best[:, None], (obj - who[:, None]) % n, n), axis=1)
+def _top_two(v, key):
+    """Per row of ``v``: the best value, the smallest ``key`` among the columns at it, the second best
+    value (the best over the other columns), in ONE pass: a variadic ``lax.reduce`` whose operands are
+    (value, key, second) and whose merge keeps the top two (a tie's loser becomes the second)."""
+    def merge(a, b):
+        va, ka, sa = a
+        vb, kb, sb = b
+        a_wins = (va > vb) | ((va == vb) & (ka < kb))
+        return (jnp.where(a_wins, va, vb), jnp.where(a_wins, ka, kb),
+                jnp.where(a_wins, jnp.maximum(sa, vb), jnp.maximum(sb, va)))
+
+    neg = jnp.array(-jnp.inf, v.dtype)
+    return lax.reduce((v, key, jnp.full_like(v, -jnp.inf)), (neg, jnp.int32(jnp.iinfo(jnp.int32).max), neg),
+                      merge, (1,))
 
 
 def _dense_offers(b2, price, who, n: int):
-    """best, object, second best of the persons ``who`` (n = padding) on the dense ``[n, n]`` benefits."""
+    """best, object, second best of the persons ``who`` (n = padding) on the dense ``[n, n]`` benefits.
+    Ties go to the first object at or after the person's own id, cyclically (the smallest ``(obj -
+    who) mod n``): persons of equal values spread their bids instead of all bidding for the smallest
+    id (a price war of one winner per round)."""
     v = b2[jnp.minimum(who, n - 1)] - price[None, :]
-    cols = jnp.arange(n, dtype=jnp.int32)
-    best, at = _tie_break(v, cols[None, :], who, n)
-    second = jnp.max(jnp.where(cols[None, :] == at[:, None], -jnp.inf, v), axis=1)
-    return best, at.astype(jnp.int32), second
+    rot = (jnp.arange(n, dtype=jnp.int32)[None, :] - who[:, None]) % n
+    best, at, second = _top_two(v, rot)
+    return best, ((at + who) % n).astype(jnp.int32), second
 
 
 def _offers(st: State, p: Problem, bidding, width, cfg: Config):

@@ -22,6 +22,7 @@ Each certificate proves the answer right without rerunning the solver:
 """
 from jaxmatch.certify._common import CertificateError
 from jaxmatch.certify.assignment import check_assignment
+from jaxmatch.certify.dm import check_dulmage_mendelsohn
 from jaxmatch.certify.community import (
     best_move,
     check_local_optimum,
@@ -51,4 +52,5 @@ __all__ = [
     "check_greedy_dominance", "is_greedy_dominant", "check_greedy_b_dominance", "is_greedy_b_dominant",
     "check_stable", "is_stable", "check_partition", "check_modularity", "modularity_numpy",
     "best_move", "check_local_optimum", "check_assignment",
+    "check_dulmage_mendelsohn",
 ]
