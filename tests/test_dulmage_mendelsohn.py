@@ -104,7 +104,6 @@ def _cycle(k):
 def _block_triangular(sizes, seed, extra=6):
     """Irreducible diagonal blocks of the given sizes, random entries above them, permuted."""
     rng = np.random.default_rng(seed)
-    n = sum(sizes)
     a = sp.block_diag([_cycle(k) if k > 1 else sp.csr_array(np.ones((1, 1))) for k in sizes]).tolil()
     start = np.cumsum([0] + list(sizes))
     for _ in range(extra if len(sizes) > 1 else 0):

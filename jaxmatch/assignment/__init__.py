@@ -188,7 +188,8 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False):
     cols, _, _, status, _ = _solve_dense(cost.T if flip else cost, DEFAULT_MAX_ITERS, maximize)
     if not is_traced(status) and int(status) != Status.CONVERGED:
         raise ValueError("cost matrix is infeasible" if int(status) == Status.INFEASIBLE else
-                         f"linear_sum_assignment: {Status(int(status)).message}")
+                         f"linear_sum_assignment: the auction stopped at its bound of {DEFAULT_MAX_ITERS:,} "
+                         "rounds before converging; min_weight_matching(..., max_iters=) takes a larger one")
     ok = status == Status.CONVERGED
     cols = jnp.where(ok, cols, -1).astype(jnp.int32)
     ids = jnp.arange(k, dtype=jnp.int32)
