@@ -9,25 +9,27 @@ fields, MATLAB ``dmperm``'s p, q, r, s and CSparse's rr, cc) is right when:
 3. the matching the decomposition implies (row ``rr[0] + t`` with column
    ``cc[1] + t`` in H, ``rr[1] + t`` with ``cc[2] + t`` in S, ``rr[2] + t``
    with ``cc[3] + t`` in V) consists of entries, agrees with the result's
-   mates, and has the size of a maximum matching
-   (:func:`scipy.sparse.csgraph.maximum_bipartite_matching`): the structural rank;
+   mates, and is maximum, proved by a Koenig vertex cover of its size
+   (:func:`jaxmatch.certify.check_maximum_matching`): the structural rank;
 4. with that maximum matching, the rows and columns reachable by alternating
    paths from the unmatched columns are exactly H's, and those reachable from
    the unmatched rows exactly V's (the coarse parts are unique, so any maximum
    matching decides them);
 5. H and V are one fine block each (as in ``cs_dmperm``), S's blocks tile it
    with square blocks, and the matched digraph of each S block is strongly
-   connected (:func:`scipy.sparse.csgraph.connected_components`). With 2,
-   that makes them exactly the strongly connected components.
+   connected: one :func:`scipy.sparse.csgraph.connected_components` over the
+   matched digraph of all S blocks (no arc leaves a block) must find one
+   component per block. With 2, that makes them exactly the strongly
+   connected components.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, connected_components, maximum_bipartite_matching
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from jaxmatch.certify._common import CertificateError, _mates
-from jaxmatch.certify.matching import _biadjacency
+from jaxmatch.certify.matching import _biadjacency, check_maximum_matching
 
 
 def _ids(x, n: int, name: str) -> np.ndarray:
@@ -71,7 +73,7 @@ def check_dulmage_mendelsohn(g, result) -> None:
     The checks are those of the module docstring: permutations, no entry
     below the fine block diagonal, a maximum matching on the block diagonal,
     the coarse parts by alternating reachability, strongly connected square
-    blocks. ``O(|E| + (m + n))`` plus scipy's maximum matching.
+    blocks. ``O(|E| + (m + n))`` (no maximum matching is recomputed).
 
     Args:
         g: a :class:`jaxmatch.BipartiteGraph`, or a scipy sparse matrix whose
@@ -142,10 +144,13 @@ def check_dulmage_mendelsohn(g, result) -> None:
         j = int(np.flatnonzero(cm != col_mate)[0])
         raise CertificateError(f"col_mate[{j}] = {cm[j]}, but the permuted diagonal matches column {j} to "
                                f"{col_mate[j]}")
-    rank = int(np.sum(maximum_bipartite_matching(a, perm_type="column") >= 0)) if m and n else 0
-    if pr.size != rank or int(result.structural_rank) != rank:
-        raise CertificateError(f"the diagonal matching has {pr.size} entries and structural_rank is "
-                               f"{int(result.structural_rank)}, but a maximum matching has {rank}")
+    try:       # maximum by a Koenig cover of its size, O(|V| + |E|), not by recomputing a matching
+        check_maximum_matching(a, mate, col_mate)
+    except CertificateError as e:
+        raise CertificateError(f"the diagonal matching is not maximum: {e}") from None
+    if int(result.structural_rank) != pr.size:
+        raise CertificateError(f"structural_rank is {int(result.structural_rank)}, but the diagonal (maximum) "
+                               f"matching has {pr.size} entries")
 
     # 4. the coarse parts by alternating reachability from the unmatched columns and rows
     rows_h, cols_h = _reached(a, mate, np.flatnonzero(col_mate < 0))
@@ -164,17 +169,27 @@ def check_dulmage_mendelsohn(g, result) -> None:
         if (r[1], s[1]) != (rr[1], cc[2]):
             raise CertificateError(f"fine block 0 must be the horizontal part (rows 0:{rr[1]}, columns 0:{cc[2]})")
         k = 1
+    first = k
     while k < nb and r[k] < rr[2]:
         lo, hi, clo, chi = r[k], r[k + 1], s[k], s[k + 1]
         if lo < rr[1] or hi > rr[2] or clo - cc[2] != lo - rr[1] or chi - clo != hi - lo or hi == lo:
             raise CertificateError(f"fine block {k} (rows {lo}:{hi}, columns {clo}:{chi}) is not a square "
                                    "block of the square part")
-        sub = a[p[lo:hi]][:, q[clo:chi]]       # matched digraph: diagonal t's row reaches column t'
-        ncomp, _ = connected_components(sp.csr_array(sub), directed=True, connection="strong")
-        if ncomp != 1:
-            raise CertificateError(f"fine block {k} (rows {lo}:{hi}) is reducible: {ncomp} strongly connected "
-                                   "components")
         k += 1
+    # the matched digraph of all square blocks at once (diagonal t's row reaches column t' of its
+    # block; no arc leaves a block): one strongly connected component per block iff every block is
+    # irreducible (each block holds at least one)
+    inside = (bi == bj) & (bi >= first) & (bi < k)
+    t_from, t_to = pinv[coo.row[inside]] - rr[1], qinv[coo.col[inside]] - cc[2]
+    ncomp, label = connected_components(sp.csr_array((np.ones(t_from.size, np.int8), (t_from, t_to)),
+                                                     shape=(sq, sq)), directed=True, connection="strong")
+    if ncomp != k - first:
+        block = np.searchsorted(r[first:k + 1] - rr[1], np.arange(sq), side="right") - 1
+        split = np.flatnonzero(np.bincount(block, weights=np.r_[True, label[1:] != label[:-1]] if sq else None,
+                                           minlength=k - first) > 1) if sq else np.array([], int)
+        at = first + (int(split[0]) if split.size else 0)
+        raise CertificateError(f"fine block {at} (rows {r[at]}:{r[at + 1]}) is reducible: the square part has "
+                               f"{ncomp} strongly connected components in {k - first} blocks")
     if r[k] != rr[2] or s[k] != cc[3]:
         raise CertificateError(f"the square blocks end at ({r[k]}, {s[k]}), not at the square part's end "
                                f"({rr[2]}, {cc[3]})")
