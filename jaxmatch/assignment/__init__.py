@@ -26,12 +26,14 @@ problem); other costs an assignment within ``N * range / 2^21`` (float32) of
 the optimal cost, which the potentials prove (the gap that
 :func:`jaxmatch.certify.check_assignment` returns).
 
-Why the auction (and not Goldberg-Kennedy cost scaling): its round is two
-row reductions and two scatters over the entries, the same bulk-synchronous
+Why the auction (and not Goldberg-Kennedy cost scaling): its round is a
+row reduction and two scatters over the entries, the same bulk-synchronous
 array round as the library's push-relabel, and its dense form is a plain row
 reduction of the cost matrix, which batches of small problems under ``vmap``
-need. Cost scaling needs the same rounds plus global relabels of the residual
-graph; not measured here (see experiments/RESULTS.md).
+need. Cost scaling needs the same rounds plus global price updates over the
+residual graph. The choice is argued, not measured: no cost-scaling solver
+was built to compare (experiments/RESULTS.md, session 17, gives the
+auction's round counts, its weak point on sparse problems).
 """
 from __future__ import annotations
 
