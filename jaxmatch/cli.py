@@ -99,8 +99,9 @@ def info_dict(obj) -> dict:
     raise TypeError(type(obj).__name__)
 
 
-def _load(arg: str, kind: str | None):
-    """Read the file ``arg``; or, when no such file exists, the bundled dataset of that name."""
+def _load(arg: str, kind: str | None, **kw):
+    """Read the file ``arg`` (``kw``: options of :func:`jaxmatch.io.read`); or, when no such file
+    exists, the bundled dataset of that name."""
     if not Path(arg).exists():
         from jaxmatch import datasets
 
@@ -111,7 +112,7 @@ def _load(arg: str, kind: str | None):
             return io.read(datasets.path(arg), kind=kind)
         raise FileNotFoundError(f"{arg}: no such file, nor a bundled dataset (one of: "
                                 f"{', '.join(datasets.names())})")
-    return io.read(arg, kind=kind)
+    return io.read(arg, kind=kind, **kw)
 
 
 def _jsonable(x):
@@ -143,9 +144,9 @@ def _bar(a, total: int, desc: str):
                 disable=True if getattr(a, "json", False) else None)
 
 
-def _read_step(a, bar, kind):
+def _read_step(a, bar, kind, **kw):
     bar.set_postfix_str("reading")
-    got = _load(a.file, kind)
+    got = _load(a.file, kind, **kw)
     bar.update()
     return got
 
@@ -249,9 +250,7 @@ def _cmd_assign(a) -> int:
     from jaxmatch.certify import check_assignment
 
     with _bar(a, 3, "assign") as bar:
-        bar.set_postfix_str("reading")
-        g = io.read(a.file, kind="bipartite", weighted=True) if Path(a.file).exists() else _load(a.file, "bipartite")
-        bar.update()
+        g = _read_step(a, bar, "bipartite", weighted=True)
         if not g.weighted:
             raise GraphInputError(f"{a.file}: assign needs edge weights (a Matrix Market file with values)")
         full = not a.any_size
