@@ -101,9 +101,8 @@ def _dense(cost, max_iters, maximize: bool, cfg: _au.Config = _au.DENSE):
     a = cost.astype(dt) if maximize else -cost.astype(dt)
     allowed = jnp.concatenate([jnp.isfinite(a), jnp.ones((m - n, m), bool)])
     a = jnp.concatenate([jnp.where(allowed[:n], a, 0), jnp.zeros((m - n, m), dt)])
-    ids = jnp.arange(m, dtype=jnp.int32)
     benefit, s, rng, hi = _au.scale(a.ravel(), allowed.ravel(), jnp.int32(m), dt)
-    p = _au.Problem(jnp.repeat(ids, m), jnp.tile(ids, m), benefit, jnp.ones(m, bool))
+    p = _au.Problem(None, None, benefit, jnp.ones(m, bool))      # the dense layout implies both
     st = _au.solve(p, rng, max_iters, width=m, cfg=cfg)
     # potentials of the minimisation of -a (see the module docstring of certify.assignment)
     big_u = -_au.profits(p, st.price, m) / s - hi

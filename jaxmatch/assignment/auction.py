@@ -86,9 +86,10 @@ class Problem(NamedTuple):
     """A square assignment problem over entries (person, object, benefit); N persons, N objects.
 
     Attributes:
-        person: int32 ``[E]``, the person of each entry (N in padding; with a
-            dense ``width`` it must be ``e // width``).
-        obj: int32 ``[E]``, the object of each entry.
+        person: int32 ``[E]``, the person of each entry (N in padding); None
+            in the dense layout, where it is ``e // N``.
+        obj: int32 ``[E]``, the object of each entry; None in the dense
+            layout, where it is ``e % N``.
         benefit: float ``[E]``, the scaled benefit; ``-inf`` for an entry that
             may not be assigned (see :func:`scale`).
         real: bool ``[N]``, the persons to assign (the others, and the
@@ -255,7 +256,6 @@ def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> S
 def profits(p: Problem, price, width=None):
     """Each person's best value ``max_j (A_ij - p_j)`` (-inf for a person with no allowed entry): with
     the prices, dual variables that meet every entry's constraint exactly."""
-    val = p.benefit - take(price, p.obj, 0)
     if width is not None:
-        return jnp.max(val.reshape(-1, width), axis=1)
-    return jax.ops.segment_max(val, p.person, p.real.shape[0])
+        return jnp.max(p.benefit.reshape(-1, width) - price[None, :], axis=1)
+    return jax.ops.segment_max(p.benefit - take(price, p.obj, 0), p.person, p.real.shape[0])
