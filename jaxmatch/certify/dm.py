@@ -183,11 +183,10 @@ def check_dulmage_mendelsohn(g, result) -> None:
     t_from, t_to = pinv[coo.row[inside]] - rr[1], qinv[coo.col[inside]] - cc[2]
     ncomp, label = connected_components(sp.csr_array((np.ones(t_from.size, np.int8), (t_from, t_to)),
                                                      shape=(sq, sq)), directed=True, connection="strong")
-    if ncomp != k - first:
+    if ncomp != k - first:              # a block holding two components: the first such
         block = np.searchsorted(r[first:k + 1] - rr[1], np.arange(sq), side="right") - 1
-        split = np.flatnonzero(np.bincount(block, weights=np.r_[True, label[1:] != label[:-1]] if sq else None,
-                                           minlength=k - first) > 1) if sq else np.array([], int)
-        at = first + (int(split[0]) if split.size else 0)
+        pairs = np.unique(block * max(ncomp, 1) + label) // max(ncomp, 1)
+        at = first + int(pairs[np.flatnonzero(pairs[1:] == pairs[:-1])[0]])
         raise CertificateError(f"fine block {at} (rows {r[at]}:{r[at + 1]}) is reducible: the square part has "
                                f"{ncomp} strongly connected components in {k - first} blocks")
     if r[k] != rr[2] or s[k] != cc[3]:
