@@ -109,7 +109,7 @@ class OptState(NamedTuple):
 
 
 def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
-                group: str = "sort", cfg: Config = DEFAULT):
+                group: str = "auto", cfg: Config = DEFAULT, axis=None):
     """Algorithm 2 for every vertex of bucket ``b`` at once; returns (comm, tot, size, moved).
 
     ``comm`` communities [N], ``tot`` = a_c, ``size`` community sizes,
@@ -118,6 +118,13 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     per-vertex work is on the window's rows (W-sized arrays); N-sized arrays
     are read by gathers and written by scatters of W values, and two are
     filled (the interaction bound's community sums).
+
+    ``group``: how the entries are grouped by (vertex, C(j)): ``"shift"``
+    (:func:`_group_shift`, rows of at most ``shift_max`` entries), ``"sort"``
+    (:func:`_group_sort`), or ``"auto"``: by the bucket's widest row, at run
+    time, with the rest of the step compiled once (under ``jax.vmap(...,
+    axis_name=axis)`` the batch agrees by a ``lax.pmax``). All three give the
+    same bits.
     """
     n_cap, e_cap, W = comm.shape[0], bk.s.shape[0], window
     first, cnt = bk.start[b], bk.count[b]
@@ -138,41 +145,14 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     comm_row = take(comm, vertex, n_cap)
 
     c = jnp.where(valid, take(comm, d, n_cap), n_cap)
-    if group == "shift":
-        # group the entries by (i, C(j)) in place: the first entry of each pair in its row is
-        # found by comparing with the width[b] - 1 entries before it (rows are contiguous and
-        # hold at most width[b] <= shift_max entries; entries further back are in other rows),
-        # shift_unroll offsets per loop step (one fused pass); e_{i->c} sums the pair's weights
-        # in entry order, as the sort below does, so both give the same bits
-        pos = jnp.arange(W, dtype=jnp.int32)
-        unroll = cfg.shift_unroll
-        pad = -(-(cfg.shift_max - 1) // unroll) * unroll
-        cp = jnp.concatenate([jnp.full(pad, -1, c.dtype), c])
-        rp = jnp.concatenate([jnp.full(pad, -1, rid.dtype), rid])
-
-        def earlier(t, first):
-            for u in range(unroll):                          # larger offsets later: the first copy wins
-                k = t * unroll + u + 1
-                same = ((lax.dynamic_slice(cp, (pad - k,), (W,)) == c)
-                        & (lax.dynamic_slice(rp, (pad - k,), (W,)) == rid))
-                first = jnp.where(same, pos - k, first)
-            return first
-
-        first = lax.fori_loop(0, (bk.width[b] + unroll - 2) // unroll, earlier, pos)
-        sc, srid, jrs = c, rid, jr
-        head = valid & (first == pos)
-        e_ic = jax.ops.segment_sum(w, first, W)            # at each pair's first entry
+    groups = dict(shift=partial(_group_shift, cfg=cfg, width=bk.width[b]), sort=partial(_group_sort, n_cap=n_cap))
+    if group == "auto":     # one copy of the step, the grouping picked at run time by the row width
+        wide = bk.width[b] > cfg.shift_max
+        if axis is not None:
+            wide = lax.pmax(wide.astype(jnp.int32), axis) > 0
+        sc, srid, jrs, head, e_ic = lax.cond(wide, groups["sort"], groups["shift"], c, rid, w, jr, valid)
     else:
-        # group the entries by (C(j), i): one stable sort by C(j) (entries are sorted by i)
-        sc, perm = stable_sort_with_positions(c, n_cap)
-        srid, sw, sv, jrs = rid[perm], w[perm], sc < n_cap, jr[perm]
-        head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
-                     | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
-        run = jnp.cumsum(head, dtype=jnp.int32) - 1
-        # the window's unused entries (sorted last) are dropped, not added (0) to the last pair: on
-        # a GPU that was millions of atomics on one address, half of an RMAT run (RESULTS.md, issue 27)
-        e_ic = jax.ops.segment_sum(sw, jnp.where(sv, jnp.maximum(run, 0), W), W,
-                                   indices_are_sorted=True)[jnp.maximum(run, 0)]
+        sc, srid, jrs, head, e_ic = groups[group](c, rid, w, jr, valid)
     ci = comm_row[srid]
     own = head & (sc == ci)
     e_own = sparse_reduce("add", e_ic, srid, own, W, 0)           # e_{i -> C(i) \ {i}}
@@ -211,6 +191,51 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     one = move.astype(size.dtype)
     size = size.at[gone].add(-one, mode="drop").at[came].add(one, mode="drop")
     return comm, tot, size, jnp.sum(move, dtype=jnp.int32)
+
+
+def _group_shift(c, rid, w, jr, valid, *, width, cfg: Config):
+    """Group a window's entries by (row, C(j)) in place: (sc, srid, jr, head, e_ic).
+
+    The first entry of each pair in its row is found by comparing with the
+    ``width`` - 1 entries before it (rows are contiguous and hold at most
+    ``width`` <= ``shift_max`` entries; entries further back are in other
+    rows), ``shift_unroll`` offsets per loop step (one fused pass); e_{i->c}
+    sums the pair's weights in entry order, as :func:`_group_sort` does, so
+    both give the same bits. e_ic is meaningful at the pairs' heads only."""
+    W = c.shape[0]
+    pos = jnp.arange(W, dtype=jnp.int32)
+    unroll = cfg.shift_unroll
+    pad = -(-(cfg.shift_max - 1) // unroll) * unroll
+    cp = jnp.concatenate([jnp.full(pad, -1, c.dtype), c])
+    rp = jnp.concatenate([jnp.full(pad, -1, rid.dtype), rid])
+
+    def earlier(t, first):
+        for u in range(unroll):                          # larger offsets later: the first copy wins
+            k = t * unroll + u + 1
+            same = ((lax.dynamic_slice(cp, (pad - k,), (W,)) == c)
+                    & (lax.dynamic_slice(rp, (pad - k,), (W,)) == rid))
+            first = jnp.where(same, pos - k, first)
+        return first
+
+    first = lax.fori_loop(0, (width + unroll - 2) // unroll, earlier, pos)
+    head = valid & (first == pos)
+    return c, rid, jr, head, jax.ops.segment_sum(w, first, W)      # e_ic at each pair's first entry
+
+
+def _group_sort(c, rid, w, jr, valid, *, n_cap: int):
+    """Group a window's entries by (C(j), row) with one stable sort by C(j) (entries are
+    sorted by row): (sc, srid, jr, head, e_ic), as :func:`_group_shift`."""
+    W = c.shape[0]
+    sc, perm = stable_sort_with_positions(c, n_cap)
+    srid, sw, sv, jrs = rid[perm], w[perm], sc < n_cap, jr[perm]
+    head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
+                 | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
+    run = jnp.cumsum(head, dtype=jnp.int32) - 1
+    # the window's unused entries (sorted last) are dropped, not added (0) to the last pair: on
+    # a GPU that was millions of atomics on one address, half of an RMAT run (RESULTS.md, issue 27)
+    e_ic = jax.ops.segment_sum(sw, jnp.where(sv, jnp.maximum(run, 0), W), W,
+                               indices_are_sorted=True)[jnp.maximum(run, 0)]
+    return sc, srid, jrs, head, e_ic
 
 
 def exclusive_moves(allowed, sc, srid, e_ic, k_row, tot, stay, real_row, comm_row, vertex,
@@ -340,13 +365,9 @@ def optimise(bk: Buckets, comm, opts: Options, threshold, max_iters: int, axis=N
     def bucket(j, c):
         comm, tot, size, moved = c
         b = order[j]
-        wide = bk.width[b] > cfg.shift_max
-        if axis is not None:
-            wide = lax.pmax(wide.astype(jnp.int32), axis) > 0
-        comm, tot, size, m = lax.cond(
-            wide, *[partial(by_class, partial(_run_bucket, group=kind, cfg=cfg), bk.count[b], e_cap,
-                            classes=window_classes, axis=axis, cfg=cfg) for kind in ("sort", "shift")],
-            bk, comm, tot, size, b, inv2m, opts.resolution)
+        comm, tot, size, m = by_class(partial(_run_bucket, cfg=cfg, axis=axis), bk.count[b], e_cap,
+                                      bk, comm, tot, size, b, inv2m, opts.resolution,
+                                      classes=window_classes, axis=axis, cfg=cfg)
         return comm, tot, size, moved + m
 
     def body(st: OptState) -> OptState:
@@ -382,5 +403,5 @@ def level_sweeps(bk: Buckets, start, opts: Options, threshold, both, max_iters: 
     return lax.fori_loop(0, jnp.where(both, 2, 1), trial, init)
 
 
-def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution, group="sort", cfg: Config = DEFAULT):
-    return move_bucket(bk, comm, tot, size, b, inv2m, resolution, window, group, cfg)
+def _run_bucket(window, bk, comm, tot, size, b, inv2m, resolution, cfg: Config = DEFAULT, axis=None):
+    return move_bucket(bk, comm, tot, size, b, inv2m, resolution, window, cfg=cfg, axis=axis)
