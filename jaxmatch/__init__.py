@@ -21,7 +21,7 @@ from jaxmatch.graph import (
     stack,
     unstack,
 )
-from jaxmatch.community import LouvainResult, louvain, modularity
+from jaxmatch.community import LeidenResult, LouvainResult, leiden, louvain, modularity
 from jaxmatch.flow import CutResult, FlowResult, matching_from_flow, matching_network, max_flow, min_cut
 from jaxmatch._config import enable_compilation_cache
 from jaxmatch.status import SolverError, Status
@@ -52,7 +52,7 @@ __all__ = [
     "ShardedBipartiteGraph", "ShardedGraph", "shard",
     "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
     "locally_dominant", "suitor",
-    "LouvainResult", "louvain", "modularity",
+    "LeidenResult", "LouvainResult", "leiden", "louvain", "modularity",
     "CutResult", "FlowResult", "flow", "matching_from_flow", "matching_network", "max_flow", "min_cut",
     "Preferences", "StableMarriageResult", "read_preferences", "stable_marriage", "stack_preferences",
     "enable_compilation_cache", "SolverError", "Status",

@@ -9,7 +9,7 @@ Subcommands (``jaxmatch SUBCOMMAND --help`` lists every option)::
     jaxmatch suitor FILE [--out MATES]      half-approximate weighted matching
     jaxmatch assign FILE.mtx [--maximize] [--any-size] [--out MATES]   exact weighted bipartite matching
     jaxmatch dm FILE [--out PERMS]          Dulmage-Mendelsohn decomposition (block triangular form)
-    jaxmatch louvain FILE [--out LABELS]    Louvain communities, with each level's progress
+    jaxmatch louvain|leiden FILE [--out LABELS]   Louvain / Leiden (connected) communities, by level
     jaxmatch stable MEN WOMEN [--method mcvitie_wilson]   stable marriage (rank-list files)
     jaxmatch demo                           every problem on bundled data, checked against CPU peers
 
@@ -289,12 +289,11 @@ def _cmd_dm(a) -> int:
     return 0
 
 
-def _cmd_louvain(a) -> int:
-    from jaxmatch.community import louvain
-
-    with _bar(a, 3, "louvain") as bar:
+def _cmd_communities(a) -> int:   # louvain and leiden (a.command)
+    from jaxmatch import community
+    with _bar(a, 3, a.command) as bar:
         g = _read_step(a, bar, "graph")
-        res, warm, first = _timed(lambda: louvain(g, resolution=a.resolution), bar)
+        res, warm, first = _timed(lambda: getattr(community, a.command)(g, resolution=a.resolution), bar)
     st = {k: np.asarray(v) for k, v in res.stats.items()}
     levels = [{"level": lev, "vertices": int(st["vertices"][lev]), "iterations": int(st["iterations"][lev]),
                "modularity": float(res.level_modularity[lev])} for lev in range(int(st["levels"]))]
@@ -424,11 +423,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("file", help=file_help)
     q.add_argument("--out", help="write row_perm, one line per row (col_perm is in --json)")
     q.set_defaults(run=_cmd_dm)
-    q = sub.add_parser("louvain", parents=[common], help="Louvain community detection, with each level's progress")
-    q.add_argument("file", help=file_help)
-    q.add_argument("--resolution", type=float, default=1.0)
-    q.add_argument("--out", help="write the community of each vertex, one line per vertex")
-    q.set_defaults(run=_cmd_louvain)
+    for name, what in (("louvain", "Louvain"), ("leiden", "Leiden (connected communities)")):
+        q = sub.add_parser(name, parents=[common], help=f"{what} community detection, with each level's progress")
+        q.add_argument("file", help=file_help)
+        q.add_argument("--resolution", type=float, default=1.0)
+        q.add_argument("--out", help="write the community of each vertex, one line per vertex")
+        q.set_defaults(run=_cmd_communities)
     q = sub.add_parser("stable", parents=[common], help="stable marriage from two rank-list files (one line per person)")
     q.add_argument("men")
     q.add_argument("women")

@@ -15,5 +15,5 @@ def test_api_reference_builds_without_warnings(tmp_path):
                           str(ROOT / "docs"), str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-4000:]
     page = (tmp_path / "api.html").read_text()
-    for name in ("maximum_matching", "max_flow", "suitor", "stable_marriage", "louvain", "check_maximum_matching"):
+    for name in ("maximum_matching", "max_flow", "suitor", "stable_marriage", "louvain", "leiden", "check_maximum_matching"):
         assert f'id="jaxmatch.{name}"' in page or f'id="jaxmatch.certify.{name}"' in page, name

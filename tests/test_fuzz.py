@@ -5,7 +5,7 @@ Hundreds of malformed inputs go through every container constructor
 ``from_networkx``, ``Preferences``, ``read``) and every solver
 (``maximum_matching``, ``initial_matching``, ``max_flow``, ``min_cut``,
 ``suitor``, ``locally_dominant``, ``b_suitor``, ``stable_marriage``,
-``louvain``, ``modularity``): a hand-written table of a few hundred
+``louvain``, ``leiden``, ``modularity``): a hand-written table of a few hundred
 cases, plus hypothesis strategies that draw more (bad ids, weights,
 capacities, terminals, preference lists, option values and container
 types). Each must raise :class:`jaxmatch.GraphInputError` (or, for a
@@ -114,6 +114,7 @@ SOLVERS = {  # solver -> (a call with the container as its only input, the conta
     "locally_dominant": (lambda x: locally_dominant(x), "Graph"),
     "b_suitor": (lambda x: b_suitor(x, 1), "Graph"),
     "louvain": (lambda x: louvain(x), "Graph"),
+    "leiden": (lambda x: jaxmatch.leiden(x), "Graph"),
     "modularity": (lambda x: modularity(x, [0, 0, 1]), "Graph"),
     "min_weight_matching": (lambda x: jaxmatch.min_weight_matching(x), "BipartiteGraph"),
     "dulmage_mendelsohn": (lambda x: jaxmatch.dulmage_mendelsohn(x), "BipartiteGraph"),
@@ -482,6 +483,12 @@ SOLVER_CASES = [
     case("lv-refine", "refine must be True or False", louvain, G, refine=1),
     case("lv-axis_name-outside-vmap", "axis_name='b' is for calls inside", louvain, G, axis_name="b"),
     case("lv-axis_name-int", "axis_name must be None or the str", louvain, G, axis_name=3),
+    case("ld-resolution-negative", "resolution must be a finite number >= 0", jaxmatch.leiden, G, resolution=-1),
+    case("ld-passes", "passes must be a positive int", jaxmatch.leiden, G, passes=0),
+    case("ld-passes-float", "passes must be a positive int", jaxmatch.leiden, G, passes=2.0),
+    case("ld-max_levels-huge", "max_levels = 2147483647 is above the supported", jaxmatch.leiden, G,
+         max_levels=2 ** 31 - 1),
+    case("ld-axis_name-outside-vmap", "axis_name='b' is for calls inside", jaxmatch.leiden, G, axis_name="b"),
     case("mod-labels-short", r"labels must have shape \(3,\)", modularity, G, [0, 0]),
     case("mod-labels-float", "labels must be integers", modularity, G, [0.0, 0.0, 1.0]),
     case("mod-labels-bool", "labels must be integers", modularity, G, [True, False, True]),
@@ -707,6 +714,7 @@ INT_OPTIONS = {  # solver -> (call with options, its int options)
     "b_suitor": (partial(b_suitor, G, 1), ("max_iters", "batch", "lanes", "max_b")),
     "stable_marriage": (partial(stable_marriage, MEN, WOMEN), ("max_iters", "unroll", "window")),
     "louvain": (partial(louvain, G), ("max_levels", "max_iters")),
+    "leiden": (partial(jaxmatch.leiden, G), ("max_levels", "max_iters", "passes")),
 }
 bad_int = st.one_of(st.integers(-H, 0), st.floats(allow_nan=True),
                     st.sampled_from([True, False, "8", [8], 8.0, np.float32(4), np.float64(16), 1j]))
@@ -836,8 +844,8 @@ def test_empty_weighted_graphs_work(n):
     bres = b_suitor(g, 2)
     assert int(bres.status) == 0 and int(bres.cardinality) == 0 and bres.partners.shape == (n, 2)
     assert int(b_suitor(g, [0] * n, max_b=2).cardinality) == 0
-    lv = louvain(g)
-    assert lv.labels.tolist() == list(range(n)) and int(lv.status) == 0
+    for lv in (louvain(g), jaxmatch.leiden(g)):
+        assert lv.labels.tolist() == list(range(n)) and int(lv.status) == 0
     q = float(modularity(g, np.zeros(n, np.int64)))
     assert np.isnan(q)  # no edge weight: no modularity (igraph's answer)
 

@@ -156,7 +156,7 @@ def _answer(res):
         return res.matched.tolist(), res.partners.tolist(), int(res.status)
     if isinstance(res, jaxmatch.StableMarriageResult):
         return res.wife.tolist(), res.husband.tolist(), int(res.status)
-    if isinstance(res, jaxmatch.LouvainResult):
+    if isinstance(res, (jaxmatch.LouvainResult, jaxmatch.LeidenResult)):
         return res.labels.tolist(), int(res.status)
     if isinstance(res, jaxmatch.AssignmentResult):
         return res.row_mate.tolist(), float(res.weight), int(res.status)
@@ -177,6 +177,7 @@ SOLVERS = {
     "b_suitor": lambda **kw: b_suitor(WG, 2, **kw),
     "stable_marriage": lambda **kw: stable_marriage(MEN, WOMEN, **kw),
     "louvain": lambda **kw: louvain(WG, **kw),
+    "leiden": lambda **kw: jaxmatch.leiden(WG, **kw),
     "min_weight_matching": lambda **kw: jaxmatch.min_weight_matching(WBG, **kw),
     "dulmage_mendelsohn": lambda **kw: jaxmatch.dulmage_mendelsohn(BG, **kw),
 }
@@ -194,6 +195,7 @@ NONE_IS_DEFAULT = [
     ("b_suitor", o) for o in ("max_b", "max_iters", "batch", "lanes")] + [
     ("stable_marriage", o) for o in ("max_iters", "unroll", "window", "kernel")] + [
     ("louvain", o) for o in ("max_levels", "max_iters", "axis_name")] + [
+    ("leiden", o) for o in ("max_levels", "max_iters", "passes", "axis_name")] + [
     ("min_weight_matching", "max_iters"), ("dulmage_mendelsohn", "max_iters")]
 
 # options that have no None meaning: rejected before tracing, by name
@@ -203,6 +205,7 @@ NONE_IS_REJECTED = [
     ("suitor", "sorted_adjacency"), ("locally_dominant", "sorted_adjacency"),
     ("stable_marriage", "method")] + [
     ("louvain", o) for o in ("resolution", "threshold", "threshold_large", "large_graph", "refine")] + [
+    ("leiden", o) for o in ("resolution", "threshold", "threshold_large", "large_graph")] + [
     ("min_weight_matching", o) for o in ("full", "maximize")]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from jaxmatch.certify._common import CertificateError
 from jaxmatch.graph import Graph
@@ -41,21 +42,28 @@ def _community_labels(labels, n: int) -> np.ndarray:
     return a.astype(np.int64)
 
 
-def check_partition(g, labels) -> None:
+def check_partition(g, labels, *, connected: bool = False) -> None:
     """Raise unless ``labels`` numbers the communities of a partition of ``g``'s vertices 0 .. k-1.
 
     A partition into k communities, numbered densely as :func:`jaxmatch.louvain`
     numbers them: one integer label per vertex, every label in [0, k), and
     every one of the k communities non-empty (so k = max label + 1). O(n).
+    With ``connected``, also every community induces a connected subgraph,
+    as :func:`jaxmatch.leiden` guarantees: the connected components of the
+    edges inside communities (scipy's ``connected_components``) must give all
+    vertices of a community one component. ``O(n + |E|)``.
 
     Args:
         g: a single :class:`jaxmatch.Graph`.
         labels: int array [n] (JAX or numpy), the community of each vertex.
+        connected: also check that every community is connected (default False).
 
     Raises:
         CertificateError: when ``labels`` has the wrong shape, is not of an
             integer dtype, holds a negative label, or skips a label below its
-            maximum (an empty community).
+            maximum (an empty community); with ``connected``, when a community
+            is not connected (the message names the first such community and
+            two of its vertices in different pieces).
         TypeError: when ``g`` is not a Graph.
 
     Example:
@@ -66,8 +74,12 @@ def check_partition(g, labels) -> None:
         Traceback (most recent call last):
         ...
         jaxmatch.certify.CertificateError: community 1 is empty but label 2 is used: labels must be numbered 0 .. k-1
+        >>> certify.check_partition(g, [0, 0, 1, 1, 0, 0], connected=True)
+        Traceback (most recent call last):
+        ...
+        jaxmatch.certify.CertificateError: community 0 is not connected: vertices 0 and 4 are in different pieces of it
     """
-    _, _, _, n = _community_edges(g)
+    u, v, _, n = _community_edges(g)
     a = _community_labels(labels, n)
     if a.size == 0:
         return
@@ -79,6 +91,23 @@ def check_partition(g, labels) -> None:
         raise CertificateError(
             f"community {int(empty[0])} is empty but label {int(a.max())} is used: labels must be "
             "numbered 0 .. k-1")
+    if connected:
+        _check_connected(u, v, a)
+
+
+def _check_connected(u, v, a) -> None:
+    """Raise unless every community of labels ``a`` (0 .. k-1) is connected by the edges (u, v) inside it."""
+    n = a.size
+    inside = a[u] == a[v]
+    pieces = connected_components(sp.coo_array((np.ones(int(inside.sum())), (u[inside], v[inside])),
+                                               shape=(n, n)), directed=False)[1]
+    first = np.unique(a, return_index=True)[1]           # the smallest vertex of each community
+    other = np.flatnonzero(pieces != pieces[first[a]])
+    if other.size:
+        c = int(a[other].min())
+        w = int(other[a[other] == c][0])
+        raise CertificateError(f"community {c} is not connected: vertices {int(first[c])} and {w} are in "
+                               "different pieces of it")
 
 
 def modularity_numpy(g, labels, *, resolution: float = 1.0):

@@ -1,14 +1,17 @@
-"""Community detection: the Louvain method and the modularity of a partition.
+"""Community detection: the Louvain and Leiden methods and the modularity of a partition.
 
 The public names: :func:`louvain` (communities maximising the modularity, in
-the GPU form of Paper III), its result :class:`LouvainResult`, and
+the GPU form of Paper III), its result :class:`LouvainResult`, :func:`leiden`
+(the same with connected communities) and its :class:`LeidenResult`, and
 :func:`modularity` (Q of any partition). This module holds the public
-wrapper: the checks of the input and options done before tracing, the
-compiled call and the trim of the result to the true sizes. The traced solver
-lives in :mod:`jaxmatch.community.louvain` (the level loop), with its phases in
-:mod:`~jaxmatch.community.buckets`, :mod:`~jaxmatch.community.moves` and
-:mod:`~jaxmatch.community.aggregation`, the static lengths in
-:mod:`~jaxmatch.community.size_classes` and its options in
+wrappers: the checks of the input and options done before tracing, the
+compiled call and the trim of the result to the true sizes. The traced solvers
+live in :mod:`jaxmatch.community.louvain` and
+:mod:`jaxmatch.community.leiden` (the level loops), with their phases in
+:mod:`~jaxmatch.community.buckets`, :mod:`~jaxmatch.community.moves`,
+:mod:`~jaxmatch.community.aggregation` and (Leiden's)
+:mod:`~jaxmatch.community.refinement`, the static lengths in
+:mod:`~jaxmatch.community.size_classes` and the options in
 :mod:`~jaxmatch.community.config`.
 """
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 from jaxmatch._ops import is_traced, trim
 from jaxmatch.status import Status, settle, with_status_name
 from jaxmatch.community import config as _cfg
+from jaxmatch.community import leiden as _ld
 from jaxmatch.community import louvain as _lv
 from jaxmatch.community import sharded as _sh
 from jaxmatch.community.modularity import _check_graph, _check_real, modularity
@@ -30,7 +34,7 @@ from jaxmatch._validate import check_flag, check_positive
 from jaxmatch.graph import Graph, GraphInputError
 from jaxmatch.shard import ShardedGraph
 
-__all__ = ["LouvainResult", "louvain", "modularity"]
+__all__ = ["LeidenResult", "LouvainResult", "leiden", "louvain", "modularity"]
 
 
 @with_status_name
@@ -70,6 +74,41 @@ class LouvainResult(NamedTuple):
             [levels] (vertices of each level's graph), ``communities`` (k),
             ``refine_iterations`` and ``refine_moves`` [iters] (the
             refinement's sweeps and moves).
+    """
+
+    labels: jax.Array
+    levels: jax.Array
+    modularity: jax.Array
+    level_modularity: jax.Array
+    status: jax.Array
+    stats: dict[str, Any]
+
+
+@with_status_name
+class LeidenResult(NamedTuple):
+    """Communities found by :func:`leiden`: the fields of :class:`LouvainResult` (same shapes
+    eagerly and under ``jit``/``vmap``), with these differences.
+
+    Attributes:
+        labels: int32 [n]: the community of each vertex, numbered 0 .. k-1 in
+            the order of their smallest vertex; every community induces a
+            connected subgraph.
+        levels: int32 [levels, n]: row l is the partition P after level l on
+            the input vertices, numbered 0 .. k_l - 1. Rows need not be nested
+            (a level moves subcommunities between communities); ``labels`` is
+            the last row split into connected pieces (``stats["split"]``).
+        modularity: scalar: Q of ``labels`` on the input graph (NaN when the
+            graph has no edge weight).
+        level_modularity: [levels]: Q of ``levels[l]``.
+        status: int32 scalar, a :class:`jaxmatch.Status`: CONVERGED;
+            MAX_LEVELS when ``max_levels`` stopped the method while the
+            aggregate still shrank; MAX_ITERS when a level's sweeps or
+            refinement rounds hit ``max_iters``. ``labels`` is valid either way.
+        stats: dict: ``levels``, ``iterations``, ``moves``, ``vertices`` and
+            ``communities`` as :class:`LouvainResult`'s; ``refine_rounds`` and
+            ``refine_merges`` [levels] (the refinement's rounds and the vertices
+            it merged, per level); ``passes`` (passes run); ``split``
+            (communities the final split added).
     """
 
     labels: jax.Array
@@ -183,7 +222,8 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
             power-law graph (Q about 0.1) after two sweeps.
         large_graph: the vertex count above which ``threshold_large`` applies
             (an int >= 0, default 100,000, the paper's).
-        max_levels: the most levels (a positive int, at most 1024; None: 32).
+        max_levels: the most levels of all passes (a positive int, at most
+            1024; None: 32).
         max_iters: the most sweeps of one level (a positive int, at most
             65536; None: 100).
         refine: improve the final partition on the input graph (default
@@ -353,7 +393,89 @@ def _solve(g, opts, *, max_levels, max_iters, axis_name=None, config=_cfg.DEFAUL
     return _lv.louvain(g, opts, max_levels=max_levels, max_iters=max_iters, axis=axis_name, cfg=config)
 
 
-def _finish(g, labels, levels, q, level_q, status, stats) -> LouvainResult:
+def leiden(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6, threshold_large: float = 1e-2,
+           large_graph: int = 100_000, max_levels: int | None = None, max_iters: int | None = None,
+           passes: int | None = 2, axis_name: str | None = None, config: _cfg.Config | None = None,
+           throw: bool = True) -> LeidenResult:
+    r"""Communities of an undirected graph by the Leiden method: high modularity, every community connected.
+
+    Maximises the modularity Q (see :func:`modularity`, :func:`louvain`) by the
+    method of V. A. Traag, L. Waltman and N. J. van Eck, "From Louvain to
+    Leiden: guaranteeing well-connected communities" (Sci. Rep. 9, 5233,
+    2019), in bulk-synchronous array form. Each level runs Louvain's local
+    moving (the bucket sweeps of :func:`louvain`) from the last level's
+    partition P, then *refines* P: inside each community, vertices still
+    alone and well connected (:math:`w(v, C - v) \ge \gamma k_v (K_C - k_v) / 2m`)
+    merge greedily into well-connected subcommunities with the best
+    non-negative gain (the paper's randomised merge as theta -> 0), in
+    rounds where a targeted vertex stays. The graph is aggregated by the
+    refinement R, with P as the start partition of the aggregate; levels
+    repeat until the aggregate does not shrink (a pass), and passes repeat
+    from the last partition while they raise Q. Each subcommunity of R is
+    connected by construction, and a final split of every community into its
+    connected pieces (never lowering Q) makes every community of the result
+    connected. Design notes and the argument: :mod:`jaxmatch.community.leiden`
+    and :mod:`jaxmatch.community.refinement`.
+
+    Deterministic (ties to the lowest id; fixed reduction order on CPU).
+    Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
+    by :func:`jaxmatch.stack`, compiling once per capacity pair and ``config``
+    (:class:`LeidenResult` gives the shapes). Cost per level: the sweeps of
+    :func:`louvain`'s levels, one sort of the level's entries per refinement
+    round and one for the aggregation; O(entries + n) per iteration of the
+    final split. Self-loops and an edgeless graph as in :func:`louvain`.
+
+    Args:
+        g: the undirected graph (:class:`jaxmatch.Graph`; a batch from
+            :func:`jaxmatch.stack` goes through ``jax.vmap``).
+        resolution: gamma, as for :func:`louvain` (default 1.0).
+        threshold, threshold_large, large_graph: stop a level's local moving,
+            as they stop :func:`louvain`'s.
+        axis_name, config: as for :func:`louvain`.
+        max_levels: the most levels of all passes (a positive int, at most
+            1024; None: 32).
+        max_iters: the most sweeps of one level's local moving, and the most
+            rounds of one refinement (a positive int, at most 65536; None: 100).
+        passes: the most passes (a positive int; default and None: 2, as
+            igraph's ``n_iterations``); another pass runs while the last one
+            raised Q by at least ``threshold``.
+        throw: eagerly, raise :class:`jaxmatch.SolverError` (holding the
+            result) when a bound stopped the method (default True).
+
+    Returns:
+        A :class:`LeidenResult`: ``labels``, ``levels``, ``modularity``,
+        ``level_modularity``, ``status`` and ``stats``.
+
+    Raises:
+        GraphInputError: before tracing, on the inputs and options that
+            :func:`louvain` rejects, or ``passes`` not a positive int.
+        SolverError: eagerly with ``throw=True``, when ``status`` is not CONVERGED.
+
+    Example:
+        Two triangles joined by an edge:
+
+        >>> import jaxmatch
+        >>> g = jaxmatch.Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
+        >>> res = jaxmatch.leiden(g)
+        >>> res.labels.tolist(), round(float(res.modularity), 4), res.status_name
+        ([0, 0, 0, 1, 1, 1], 0.3571, 'converged')
+    """
+    _check_graph(g)
+    check_flag(throw, "throw")
+    check_positive(passes, "passes")
+    opts, static = _options(g, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
+                            large_graph=large_graph, max_levels=max_levels, max_iters=max_iters,
+                            axis_name=axis_name, config=config)
+    passes = jnp.asarray(min(passes or 2, 2**31 - 1), jnp.int32)
+    return settle("leiden", _finish(g, *_solve_leiden(g, opts, passes, **static), result=LeidenResult), throw)
+
+
+@partial(jax.jit, static_argnames=("max_levels", "max_iters", "axis_name", "config"))
+def _solve_leiden(g, opts, passes, *, max_levels, max_iters, axis_name=None, config=_cfg.DEFAULT):
+    return _ld.leiden(g, opts, passes, max_levels=max_levels, max_iters=max_iters, axis=axis_name, cfg=config)
+
+
+def _finish(g, labels, levels, q, level_q, status, stats, result=LouvainResult):
     if not is_traced(g.n):
         n, n_levels = int(g.n), int(stats["levels"])
         iters = np.asarray(stats["iterations"])[:n_levels]
@@ -361,9 +483,10 @@ def _finish(g, labels, levels, q, level_q, status, stats) -> LouvainResult:
         cut = lambda a, *idx: jax.device_put(np.asarray(a)[idx])
         labels, levels = trim(labels, n), trim(levels, n_levels, n)   # on the device when large
         level_q = cut(level_q, slice(n_levels))
-        r_most = int(stats["refine_iterations"])
         stats = dict(stats, iterations=jax.device_put(iters),
                      moves=cut(stats["moves"], slice(n_levels), slice(most)),
-                     refine_moves=cut(stats["refine_moves"], slice(r_most)),
-                     vertices=cut(stats["vertices"], slice(n_levels)))
-    return LouvainResult(labels, levels, q, level_q, status, stats)
+                     **{key: cut(stats[key], slice(n_levels))       # Leiden's per-level counters
+                        for key in ("vertices", "refine_rounds", "refine_merges") if key in stats})
+        if "refine_moves" in stats:                                 # Louvain's final refinement
+            stats["refine_moves"] = cut(stats["refine_moves"], slice(int(stats["refine_iterations"])))
+    return result(labels, levels, q, level_q, status, stats)
