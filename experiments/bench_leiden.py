@@ -75,6 +75,8 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--peer-max-edges", type=float, default=2e7)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threshold-large", type=float, default=None,
+                   help="threshold_large of both solvers (default: theirs, 1e-2)")
     args = p.parse_args(argv)
     import jax
     import jaxmatch
@@ -82,7 +84,8 @@ def main(argv=None):
     rows = []
     out = pathlib.Path(os.environ.get("OUT") or pathlib.Path(__file__).parent / "results")
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"bench_leiden_{jax.default_backend()}.json"
+    tag = "" if args.threshold_large is None else f"_tl{args.threshold_large:g}"
+    path = out / f"bench_leiden_{jax.default_backend()}{tag}_{'_'.join(args.classes)}.json"
     for cls in args.classes:
         A = sp.csr_array(make_graph(cls, vertices_for(cls, int(args.edges)), args.seed))
         A.sort_indices()
@@ -90,8 +93,9 @@ def main(argv=None):
         g = graph_from_csr(A.indptr.astype(np.int32), A.indices.astype(np.int32), n,
                            1 << max(4, (n - 1).bit_length()), 1 << max(4, (e - 1).bit_length()))
         row = dict(graph=cls, n=n, edges=int(g.n_edges))
-        row["louvain"], _ = run_solver(lambda g: jaxmatch.louvain(g, throw=False), g, A, args.repeats)
-        row["leiden"], labels = run_solver(lambda g: jaxmatch.leiden(g, throw=False), g, A, args.repeats)
+        kw = {} if args.threshold_large is None else dict(threshold_large=args.threshold_large)
+        row["louvain"], _ = run_solver(lambda g: jaxmatch.louvain(g, throw=False, **kw), g, A, args.repeats)
+        row["leiden"], labels = run_solver(lambda g: jaxmatch.leiden(g, throw=False, **kw), g, A, args.repeats)
         certify.check_partition(g, labels, connected=True)
         row["leiden_over_louvain"] = row["leiden"]["s"] / row["louvain"]["s"]
         if row["edges"] <= args.peer_max_edges:
