@@ -83,12 +83,11 @@ from jaxmatch._ops import take
 from jaxmatch.community.aggregation import aggregate, coarse_ids
 from jaxmatch.community.buckets import Level, buckets_of
 from jaxmatch.community.config import DEFAULT, Config, Options
-from jaxmatch.community.louvain import renumber
-from jaxmatch.community.modularity import degrees, entry_modularity
+from jaxmatch.community.louvain import held_records, outcome, renumber, threshold_of
+from jaxmatch.community.modularity import degrees
 from jaxmatch.community.moves import level_sweeps
 from jaxmatch.community.refinement import refine_partition, split_components
 from jaxmatch.community.size_classes import by_class
-from jaxmatch.status import Status
 
 
 class LeidenState(NamedTuple):
@@ -129,16 +128,12 @@ def leiden(g, opts: Options, passes, *, max_levels: int, max_iters: int, axis=No
     def per_class(fn, gr, *args):      # fn(size, gr, *args) on the smallest class holding gr's entries
         return by_class(fn, jnp.sum(gr.src < n_cap), e_cap, gr, *args, axis=axis, cfg=cfg)
 
-    def threshold_of(n):      # (absolute, relative) gain a sweep needs for another one
-        large = n > opts.large_graph
-        return jnp.where(large, 0, opts.threshold), jnp.where(large, opts.threshold_large, 0)
-
     def body(st: LeidenState) -> LeidenState:
         gr = st.graph
         real = ids < gr.n
         bk = buckets_of(gr, n_cap, axis=axis, cfg=cfg)
         both = (opts.order == 2) & (st.level > 0)
-        comm, q, iters, moves, hit = level_sweeps(bk, st.start, opts, threshold_of(bk.movable), both,
+        comm, q, iters, moves, hit = level_sweeps(bk, st.start, opts, threshold_of(opts, bk.movable), both,
                                                   max_iters, axis, cfg)
         part, _ = renumber(comm, real)                     # P, 0 .. k-1 (-1 past n)
         sub, rounds, merges, hit_r = per_class(
@@ -192,16 +187,10 @@ def leiden(g, opts: Options, passes, *, max_levels: int, max_iters: int, axis=No
     pieces, _ = per_class(lambda size, gr, lab: split_components(gr, lab, size), gr0, st.labels)
     labels, k = renumber(pieces, real0)
     n_levels = st.level
-    rows = jnp.arange(max_levels)
-    last_row = jnp.maximum(n_levels - 1, 0)
-    levels = jnp.where(rows[:, None] < n_levels, st.levels, st.levels[last_row][None, :])
-    level_q = jnp.where(rows < n_levels, st.level_q, st.level_q[last_row])
-    lab = jnp.where(real0, labels, n_cap)
+    levels, level_q = held_records(st.levels, st.level_q, n_levels)
     k0 = degrees(gr0.src, gr0.dst, gr0.w, n_cap)
-    q = entry_modularity(gr0.src, gr0.dst, gr0.w, lab, k0, jax.ops.segment_sum(k0, lab, n_cap), opts.resolution)
+    q, status = outcome(gr0, labels, real0, k0, opts.resolution, st.out_of_levels, st.hit_max_iters)
     before = jnp.max(jnp.where(real0, st.labels, -1)) + 1
-    status = jnp.where(st.out_of_levels, Status.MAX_LEVELS,
-                       jnp.where(st.hit_max_iters, Status.MAX_ITERS, Status.CONVERGED)).astype(jnp.int32)
     stats = dict(levels=n_levels, iterations=st.iters, moves=st.moves, vertices=st.verts, communities=k,
                  refine_rounds=st.rounds, refine_merges=st.merges, split=k - before, passes=st.passes)
     return labels, levels, q, level_q, status, stats

@@ -121,6 +121,30 @@ def renumber(comm, real):
     return jnp.where(real, take(new_id, comm, -1), -1), jnp.sum(used, dtype=jnp.int32)
 
 
+def threshold_of(opts: Options, n):
+    """(absolute, relative) gain a sweep of a level of ``n`` movable vertices needs for another one."""
+    large = n > opts.large_graph
+    return jnp.where(large, 0, opts.threshold), jnp.where(large, opts.threshold_large, 0)
+
+
+def held_records(levels, level_q, n_levels):
+    """The level records with the rows past ``n_levels`` holding the last recorded one."""
+    last = jnp.maximum(n_levels - 1, 0)
+    rows = jnp.arange(levels.shape[0])
+    return (jnp.where(rows[:, None] < n_levels, levels, levels[last][None, :]),
+            jnp.where(rows < n_levels, level_q, level_q[last]))
+
+
+def outcome(gr0: Level, labels, real0, k0, resolution, out_of_levels, hit_max_iters):
+    """(Q of ``labels`` on the input graph ``gr0``, the run's Status)."""
+    n_cap = labels.shape[0]
+    lab = jnp.where(real0, labels, n_cap)
+    q = entry_modularity(gr0.src, gr0.dst, gr0.w, lab, k0, jax.ops.segment_sum(k0, lab, n_cap), resolution)
+    status = jnp.where(out_of_levels, Status.MAX_LEVELS,
+                       jnp.where(hit_max_iters, Status.MAX_ITERS, Status.CONVERGED)).astype(jnp.int32)
+    return q, status
+
+
 def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg: Config = DEFAULT):
     """The multi-level loop; returns (labels, levels, modularity, level_q, status, stats).
 
@@ -139,10 +163,6 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg
     comm0 = jnp.where(real0, ids, n_cap)
     k0 = degrees(gr0.src, gr0.dst, gr0.w, n_cap)
 
-    def threshold_of(n):      # (absolute, relative) gain an iteration needs for another one
-        large = n > opts.large_graph
-        return jnp.where(large, 0, opts.threshold), jnp.where(large, opts.threshold_large, 0)
-
     def body(st: LouvainState) -> LouvainState:
         gr = st.graph
         real = ids < gr.n
@@ -151,7 +171,7 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg
         # large or not by the vertices that can move: isolated ones cost nothing in a sweep
         # order 2: the coarse levels and the refinement try both bucket orders (see the docstring)
         both = (opts.order == 2) & (st.refining | (st.level > 0))
-        comm, q, iters, moves, hit = level_sweeps(bk, start, opts, threshold_of(bk.movable), both,
+        comm, q, iters, moves, hit = level_sweeps(bk, start, opts, threshold_of(opts, bk.movable), both,
                                                   max_iters, axis, cfg)
         to_coarse, n_coarse = coarse_ids(comm, real)
         # a coarsening level
@@ -205,15 +225,8 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg
 
     labels = st.orig
     n_levels = st.level
-    rows = jnp.arange(max_levels)[:, None]
-    levels = jnp.where(rows < n_levels, st.levels, st.levels[jnp.maximum(n_levels - 1, 0)][None, :])
-    last_q = st.level_q[jnp.maximum(n_levels - 1, 0)]
-    level_q = jnp.where(jnp.arange(max_levels) < n_levels, st.level_q, last_q)
-    lab = jnp.where(real0, labels, n_cap)
-    q = entry_modularity(gr0.src, gr0.dst, gr0.w, lab, k0, jax.ops.segment_sum(k0, lab, n_cap),
-                         opts.resolution)
-    status = jnp.where(st.out_of_levels, Status.MAX_LEVELS,
-                       jnp.where(st.hit_max_iters, Status.MAX_ITERS, Status.CONVERGED)).astype(jnp.int32)
+    levels, level_q = held_records(st.levels, st.level_q, n_levels)
+    q, status = outcome(gr0, labels, real0, k0, opts.resolution, st.out_of_levels, st.hit_max_iters)
     stats = dict(levels=n_levels, iterations=st.iters, moves=st.moves, vertices=st.verts,
                  communities=st.communities, refine_iterations=st.refine_iters,
                  refine_moves=st.refine_moves)
