@@ -14,9 +14,10 @@ Checked: ``jaxmatch.certify.check_dulmage_mendelsohn`` passes (it proves the ran
 its own), and the structural rank and the number of blocks equal the reference's where the reference
 finishes within ``--peer-limit`` seconds (it runs in a forked process; a stopped one gives a lower
 bound on the ratio). Timed: the first call (compile + solve), the
-median of ``--repeats`` warm calls, and, apart, ``maximum_matching(g, method="apfb")`` (the matching
-part; the rest of a call is the coarse and fine parts), against the reference split into its
-matching and SCC parts.
+median of ``--repeats`` warm calls (``--method``: the matching's method, default the library's),
+and, apart, each of its three parts warm: the maximum matching, the coarse parts (alternating
+searches) and the fine part (components, order, permutations); against the reference split into
+its matching and SCC parts.
 
 Usage::
 
@@ -46,6 +47,7 @@ from scipy.sparse.csgraph import connected_components, maximum_bipartite_matchin
 
 import jaxmatch  # noqa: E402
 from experiments.common import Forked, clock_started, timed, warm_timed  # noqa: E402
+from jaxmatch.bipartite import dulmage_mendelsohn as dm  # noqa: E402
 from jaxmatch.certify import check_dulmage_mendelsohn  # noqa: E402
 
 
@@ -89,7 +91,16 @@ def reference(A):
     return t_match + t_scc, (rank, int(k), t_match, t_scc)
 
 
-def row(kind, n, deg, repeats, peer_limit, rng):
+def parts(g, method, repeats):
+    """Warm seconds (median) of the three parts of a call: matching, coarse, fine."""
+    mmed, _, (rm, cm, status, iters) = warm_timed(lambda: dm.matching(g, method), repeats)
+    cmed, _, cs = warm_timed(lambda: dm._coarse(g, rm, cm), repeats)
+    steps = jax.numpy.int32(dm.default_scc_steps(g))
+    fmed, _, _ = warm_timed(lambda: dm._fine(g, rm, cm, cs, status, iters, steps), repeats)
+    return dict(matching_s=mmed, coarse_s=cmed, fine_s=fmed)
+
+
+def row(kind, n, deg, repeats, peer_limit, rng, method):
     r, c = matrix(kind, n, deg, rng)
     A = sp.csr_array((np.ones(r.size), (r, c)), shape=(n, n))
     A.sum_duplicates()
@@ -98,15 +109,15 @@ def row(kind, n, deg, repeats, peer_limit, rng):
     build = time.perf_counter() - t
     peer = Forked(lambda: reference(A))
     t = time.perf_counter()
-    res = jax.block_until_ready(jaxmatch.dulmage_mendelsohn(g))
+    res = jax.block_until_ready(jaxmatch.dulmage_mendelsohn(g, method=method))
     first = time.perf_counter() - t
-    med, times, res = timed(lambda: jax.block_until_ready(jaxmatch.dulmage_mendelsohn(g)), repeats)
-    mmed, _, _ = warm_timed(lambda: jaxmatch.maximum_matching(g, method="apfb"), repeats)
+    med, times, res = timed(lambda: jax.block_until_ready(jaxmatch.dulmage_mendelsohn(g, method=method)), repeats)
+    split = parts(g, method, repeats)
     t = time.perf_counter()
     check_dulmage_mendelsohn(g, res)     # proves the rank (a maximum matching) and the blocks without the peer
     cert = time.perf_counter() - t
-    out = dict(kind=kind, n=n, nnz=int(A.nnz), blocks=int(res.n_blocks), build_s=build, first_s=first,
-               median_s=med, times=times, apfb_matching_s=mmed, stats={k: int(v) for k, v in res.stats.items()},
+    out = dict(kind=kind, n=n, nnz=int(A.nnz), method=method, blocks=int(res.n_blocks), build_s=build,
+               first_s=first, median_s=med, times=times, **split, stats={k: int(v) for k, v in res.stats.items()},
                certificate_s=cert, ref_s=None, ref_ran_for=None, ratio=None)
     got = peer.result(peer_limit)
     if got is None:                      # stopped: the ratio is a lower bound
@@ -126,6 +137,7 @@ def main(argv=None):
     ap.add_argument("--deg", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--peer-limit", type=float, default=120.0, help="seconds the scipy reference may run")
+    ap.add_argument("--method", default="pr", help="the matching's method (maximum_matching's)")
     ap.add_argument("--small", action="store_true")
     a = ap.parse_args(argv)
     if a.small:
@@ -139,7 +151,7 @@ def main(argv=None):
     rows = []
     for n in [int(x) for x in a.sizes.split(",")]:
         for kind in a.kinds.split(","):
-            rows.append(row(kind, n, a.deg, a.repeats, a.peer_limit, rng))
+            rows.append(row(kind, n, a.deg, a.repeats, a.peer_limit, rng, a.method))
             print(rows[-1], flush=True)
             path.write_text(json.dumps(dict(benchmark="dm", date=stamp, device=device.device_kind,
                                             jax=jax.__version__, rows=rows), indent=1))
@@ -148,7 +160,8 @@ def main(argv=None):
         peer = (f"scipy {r['ref_s']:8.4f} s (matching {r['ref_matching_s']:.4f}, SCC {r['ref_scc_s']:.4f})"
                 if r["ref_s"] is not None else f"scipy stopped after {r['ref_ran_for'] or 0:.0f} s")
         print(f"{r['kind']:7s} n={r['n']:>9,} nnz={r['nnz']:>11,} blocks {r['blocks']:>8,}  first {r['first_s']:6.2f} s"
-              f"  warm {r['median_s']:8.4f} s (matching {r['apfb_matching_s']:.4f})  {peer}  {r['ratio']:.1f}x")
+              f"  warm {r['median_s']:8.4f} s (matching {r['matching_s']:.4f}, coarse {r['coarse_s']:.4f}, "
+              f"fine {r['fine_s']:.4f}, {r['method']})  {peer}  {r['ratio']:.1f}x")
     print("json:", path)
 
 

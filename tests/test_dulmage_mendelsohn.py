@@ -251,6 +251,17 @@ def test_vmap_over_a_stack(eager):
         _padded(eager[name], jax.tree.map(lambda x: x[b], out), g)
 
 
+@pytest.mark.parametrize("method", ["apfb", "graft"])
+def test_every_matching_method_gives_the_same_decomposition(method, eager):
+    """The parts and blocks do not depend on which maximum matching is used (another method may find
+    another matching; the permutations then differ but stay certified)."""
+    for name in ["reducible", "singular", "wide", "tall"]:
+        d = dulmage_mendelsohn(_graph(CASES[name]), method=method)
+        _check(CASES[name], d)
+        for f in ("coarse_rows", "coarse_cols", "row_blocks", "col_blocks", "n_blocks", "structural_rank"):
+            assert np.asarray(getattr(d, f)).tolist() == np.asarray(getattr(eager[name], f)).tolist(), (name, f)
+
+
 def test_empty_graphs():
     for shape in [(0, 0), (0, 4), (3, 0)]:
         d = dulmage_mendelsohn(_graph(sp.csr_array(shape)))
@@ -271,6 +282,8 @@ def test_bad_input():
         dulmage_mendelsohn(jaxmatch.stack([_graph(a), _graph(a)]))
     with pytest.raises(jaxmatch.GraphInputError, match="max_iters"):
         dulmage_mendelsohn(_graph(a), max_iters=0)
+    with pytest.raises(jaxmatch.GraphInputError, match="method"):
+        dulmage_mendelsohn(_graph(a), method="hungarian")
     with pytest.raises(jaxmatch.GraphInputError, match="throw"):
         dulmage_mendelsohn(_graph(a), throw=1)
 
@@ -295,6 +308,76 @@ def test_chain_of_cycles_takes_one_colouring_round(reverse):
     _check(a, d)
     assert int(d.n_blocks) == 8 and np.diff(d.row_blocks).tolist() == [2] * 8
     assert int(d.stats["scc_steps"]) <= 24
+
+
+def _longest_path_levels(u, w, comp, n):
+    """Plain reference: each node's component level, 1 + the largest level of a component with an arc
+    into it, by Kahn's order on the condensation."""
+    arcs = {(comp[x], comp[y]) for x, y in zip(u, w) if x < n and y < n and comp[x] < n and comp[y] < n
+            and comp[x] != comp[y]}
+    nodes = {c for c in comp if c < n}
+    level, indeg = {c: 0 for c in nodes}, {c: 0 for c in nodes}
+    for _, b in arcs:
+        indeg[b] += 1
+    ready = deque(c for c in nodes if indeg[c] == 0)
+    while ready:
+        a = ready.popleft()
+        for x, b in arcs:
+            if x == a:
+                level[b] = max(level[b], level[a] + 1)
+                indeg[b] -= 1
+                if indeg[b] == 0:
+                    ready.append(b)
+    return [level[c] if c < n else 0 for c in comp]
+
+
+@pytest.mark.parametrize("seed, dag, frac, small", [(0, False, 0.8, False), (1, True, 0.8, False),
+                                                    (2, True, 0.25, True)])
+def test_levels_on_the_condensation_in_every_length_class(seed, dag, frac, small, monkeypatch):
+    """The order loop on the condensation, with a ladder of small lengths (``ORDER_MIN`` lowered: 160,
+    20, 2): the levels equal a plain longest-path reference in the longest length and in a shorter one."""
+    from jaxmatch.bipartite import dulmage_mendelsohn as dm
+    monkeypatch.setattr(dm, "ORDER_MIN", 2)
+    rng = np.random.default_rng(seed)
+    n, e = 40, 160
+    u, w = rng.integers(0, n, e), rng.integers(0, n, e)
+    keep = (u < w) & (rng.random(e) < (0.1 if small else 1.0)) if dag else rng.random(e) < 0.3
+    u, w = np.where(keep, u, n), np.where(keep, w, n)      # n: no arc
+    square = rng.random(n) < frac
+    d = sp.csr_array((np.ones(int(keep.sum())), (u[keep], w[keep])), shape=(n, n))
+    _, lab = connected_components(d, directed=True, connection="strong")
+    root = np.array([np.flatnonzero(lab == lab[i]).min() for i in range(n)])
+    comp = np.where(square & square[root], root, n)        # components inside the square nodes
+    on = (u < n) & (w < n)
+    on[on] &= (comp[u[on]] < n) & (comp[w[on]] < n)
+    u, w = np.where(on, u, n), np.where(on, w, n)
+    pairs = {(comp[x], comp[y]) for x, y in zip(u, w) if x < n and comp[x] != comp[y]}
+    used = max(len(pairs), len(set(comp[comp < n])))
+    assert (used <= 20) == small                            # which length the loop runs in
+    lv = jax.jit(dm.levels, static_argnums=(3, 4))(u.astype(np.int32), w.astype(np.int32), comp.astype(np.int32), n, 10 * n)
+    assert np.asarray(lv.level).tolist() == _longest_path_levels(u, w, comp, n)
+    assert not bool(lv.changed)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_components_through_every_length_class(seed, monkeypatch):
+    """The component loop with a ladder of small lengths (``ORDER_MIN`` lowered: 160, 40, 10, 2), the
+    live arcs compacted as components are found: scipy's strongly connected components, each named by
+    its least node."""
+    from jaxmatch.bipartite import dulmage_mendelsohn as dm
+    monkeypatch.setattr(dm, "ORDER_MIN", 2)
+    rng = np.random.default_rng(seed)
+    n, e = 40, 160
+    u, w = rng.integers(0, n, e), rng.integers(0, n, e)
+    keep = rng.random(e) < 0.5
+    square = rng.random(n) < 0.9
+    keep &= square[u] & square[w]
+    d = sp.csr_array((np.ones(int(keep.sum())), (u[keep], w[keep])), shape=(n, n))
+    _, lab = connected_components(d, directed=True, connection="strong")
+    want = np.array([np.flatnonzero(lab == lab[i]).min() if square[i] else n for i in range(n)])
+    u, w = np.where(keep, u, n).astype(np.int32), np.where(keep, w, n).astype(np.int32)
+    sc = jax.jit(dm.components, static_argnums=(3,))(u, w, square, n, 10 * n * n)
+    assert np.asarray(sc.comp).tolist() == want.tolist() and not np.asarray(sc.live).any()
 
 
 @settings(max_examples=25, deadline=None)

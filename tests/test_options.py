@@ -206,7 +206,7 @@ NONE_IS_REJECTED = [
     ("stable_marriage", "method")] + [
     ("louvain", o) for o in ("resolution", "threshold", "threshold_large", "large_graph", "refine")] + [
     ("leiden", o) for o in ("resolution", "threshold", "threshold_large", "large_graph")] + [
-    ("min_weight_matching", o) for o in ("full", "maximize")]
+    ("min_weight_matching", o) for o in ("full", "maximize")] + [("dulmage_mendelsohn", "method")]
 
 
 @functools.cache

@@ -33,12 +33,11 @@ connected components are not split further.
 
 Steps, each a bounded ``lax.while_loop`` over the padded CSR entries, and why:
 
-1. Maximum matching: Karp-Sipser then APFB (:mod:`jaxmatch.bipartite.init`,
-   :mod:`jaxmatch.bipartite.augmenting`), the library's traced solvers, as
-   ``maximum_matching(g, method="apfb")`` runs them. APFB because its phase
-   bound ``min(row_cap, col_cap) + 1`` is never hit and it needs no
-   eager-only sizing (G-PR's active list), so one program serves eager,
-   ``jit`` and ``vmap`` calls.
+1. Maximum matching: :func:`jaxmatch.maximum_matching` with the caller's
+   ``method`` (default ``"pr"``, the library's default: G-PR with its
+   persistent kernels on the GPU, which matter on the long alternating
+   paths of block triangular matrices); any maximum matching gives the same
+   parts and blocks. Its status is the decomposition's first.
 2. Coarse: both alternating searches at once, level-synchronous: a step is
    one ``segment_max`` over the entries of each CSR direction plus a
    scatter through the mates. Each step that changes anything adds a
@@ -62,34 +61,39 @@ Steps, each a bounded ``lax.while_loop`` over the padded CSR entries, and why:
    ``vmap``.
 4. Order: longest-path levels of the condensation (a component's level is 1
    + the largest level of a component with an arc into it), by the same
-   bounded propagation; sorting components by (level, root id) is a
-   topological order, deterministic. Then one ``lax.sort`` of the columns by
+   bounded propagation, on the condensation's own arcs (:func:`levels`);
+   sorting components by (level, root id) is a topological order,
+   deterministic. Then one ``lax.sort`` of the columns by
    (part, level, component, id) gives ``q``; the rows follow their matched
    columns, the unmatched rows last; block boundaries by compaction.
 
-Cost: O(``|E|``) per step; the coarse steps are bounded by the alternating depth,
-the colouring by O(n) rounds of O(n) steps in the worst case (each round
-ends at least one component; few rounds in practice), the levels by the
-condensation's longest path.
+Cost: O(``|E|``) per step of the coarse and component loops, O(blocks + arcs
+between blocks) per step of the order loop; the coarse steps are bounded by
+the alternating depth, the colouring by O(n) rounds of O(n) steps in the
+worst case (each round ends at least one component; few rounds in
+practice), the levels by the condensation's longest path.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, is_traced, switch, take, trim
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, is_traced, smallest_fit, switch, take, trim
 from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type
-from jaxmatch.bipartite import augmenting as _ap
-from jaxmatch.bipartite import init as _init
+from jaxmatch.bipartite import maximum_matching
 from jaxmatch.graph import BipartiteGraph, GraphInputError
 from jaxmatch.status import settle, with_status_name
 
 __all__ = ["DMResult", "dulmage_mendelsohn"]
 
 TRIM, COLOUR, REACH = 0, 1, 2   # phases of the component loop
+ORDER_MIN = 1 << 12   # the smallest static length of the component and order loops
+SCC_FACTOR = 4        # between the component loop's lengths
+ORDER_FACTOR = 8      # between the order loop's lengths
 
 
 @with_status_name
@@ -123,7 +127,7 @@ class DMResult(NamedTuple):
         status: int32 :class:`jaxmatch.Status`: CONVERGED, or MAX_ITERS when
             a loop bound stopped it (the decomposition is then not valid).
         stats: ``iterations`` (the decomposition's loop steps, all loops),
-            ``matching_iterations`` (APFB phases), ``coarse_steps``,
+            ``matching_iterations`` (the matching solver's loop steps), ``coarse_steps``,
             ``scc_steps``, ``order_steps``, ``square_blocks``.
     """
 
@@ -246,39 +250,101 @@ def _scc_step(s: SCCState, u, w, n: int) -> SCCState:
 
 
 def components(u, w, square, n: int, max_steps) -> SCCState:
-    """Strongly connected components of the arcs ``u -> w`` on the ``square`` nodes (see the module)."""
+    """Strongly connected components of the arcs ``u -> w`` on the ``square`` nodes (see the module).
+
+    The arcs between live nodes shrink as components are found, so the loop
+    runs on the smallest of a ladder of static lengths (a factor
+    ``SCC_FACTOR`` apart, ``lax.switch``) that holds them: the live arcs are
+    compacted to the front, the steps run on that length until the live arcs
+    fit the next one, and so on; a step costs O(live arcs' length)."""
     ids = jnp.arange(n, dtype=jnp.int32)
     no = jnp.zeros(n, bool)
     s = SCCState(square, jnp.full(n, n, jnp.int32), ids, ids, no, no, jnp.int32(TRIM), jnp.int32(0))
-    return lax.while_loop(lambda s: jnp.any(s.live) & (s.it < max_steps), lambda s: _scc_step(s, u, w, n), s)
+    going = lambda s: jnp.any(s.live) & (s.it < max_steps)   # noqa: E731
+    sizes = _ladder(u.shape[0], SCC_FACTOR)
+
+    def live_arcs(s):
+        return take(s.live, u, False) & take(s.live, w, False)
+
+    def run(i, s):
+        on = live_arcs(s)
+        (a, _), (b, _) = compact(on, u, n), compact(on, w, n)
+        a, b = a[:sizes[i]], b[:sizes[i]]
+        floor = sizes[i + 1] if i + 1 < len(sizes) else -1
+
+        def body(c):
+            s, _ = c
+            return _scc_step(s, a, b, n), jnp.sum(take(s.live, a, False) & take(s.live, b, False), dtype=jnp.int32)
+        return lax.while_loop(lambda c: going(c[0]) & (c[1] > floor), body, (s, jnp.int32(sizes[i])))[0]
+
+    if len(sizes) == 1:
+        return lax.while_loop(going, lambda s: _scc_step(s, u, w, n), s)
+    return lax.while_loop(going, lambda s: switch(smallest_fit(sizes, jnp.sum(live_arcs(s), dtype=jnp.int32)),
+                                                  [partial(run, i) for i in range(len(sizes))], s), s)
+
+
+def _ladder(top: int, factor: int) -> list[int]:
+    """Static lengths ``top, top / factor, ...`` down to ``ORDER_MIN``."""
+    sizes = [top]
+    while sizes[-1] // factor >= ORDER_MIN:
+        sizes.append(sizes[-1] // factor)
+    return sizes
 
 
 def levels(u, w, comp, n: int, max_steps: int) -> LevelState:
-    """Longest-path levels of the condensation, every node carrying its component's level."""
-    cross = take(comp, u, -1) != take(comp, w, -2)
+    """Longest-path levels of the condensation, every node carrying its component's level.
 
-    def step(s):
-        cand = jax.ops.segment_max(jnp.where(cross, take(s.level, u, -1) + 1, 0), w, n)
-        node = jnp.maximum(s.level, cand)
-        block = jax.ops.segment_max(node, comp, n)      # comp == n (outside S) is dropped
-        level = jnp.where(comp < n, take(block, comp, 0), 0)
-        return LevelState(level, jnp.any(level != s.level), s.it + 1)
+    The loop runs on the condensation itself: the components renumbered
+    ``0 .. blocks - 1`` and their distinct arcs (one sort), compacted to the
+    front, on the smallest of a ladder of static lengths (a factor 8 apart,
+    ``lax.switch``) that holds both. A step then costs O(blocks + arcs
+    between blocks), not O(``|E|``): the loop takes as many steps as the
+    condensation's longest path, tens of thousands on a block triangular
+    matrix with many small blocks."""
+    e = u.shape[0]
+    ids = jnp.arange(n, dtype=jnp.int32)
+    dense = jnp.cumsum(comp == ids, dtype=jnp.int32) - 1        # a component's number: its root's rank
+    blocks = jnp.sum(comp == ids, dtype=jnp.int32)
+    cid = jnp.where(comp < n, take(dense, comp, 0), n)
+    a, b = take(cid, u, n), take(cid, w, n)
+    cross = (a < n) & (b < n) & (a != b)
+    a, b = lax.sort((jnp.where(cross, a, n), jnp.where(cross, b, n)), num_keys=2)
+    first = (a < n) & ((jnp.arange(e) == 0) | (a != jnp.roll(a, 1)) | (b != jnp.roll(b, 1)))
+    (a, arcs), (b, _) = compact(first, a, n), compact(first, b, n)
 
-    s = LevelState(jnp.zeros(n, jnp.int32), jnp.bool_(True), jnp.int32(0))
-    return lax.while_loop(lambda s: s.changed & (s.it < max_steps), step, s)
+    def run(size):
+        sa, sn = min(size, e), min(size, n)
+        src, dst = a[:sa], b[:sa]
+
+        def step(s):
+            cand = jax.ops.segment_max(jnp.where(src < sn, take(s.level, src, -1) + 1, 0), dst, sn)
+            level = jnp.maximum(s.level, cand)
+            return LevelState(level, jnp.any(level != s.level), s.it + 1)
+
+        s = lax.while_loop(lambda s: s.changed & (s.it < max_steps), step,
+                           LevelState(jnp.zeros(sn, jnp.int32), jnp.bool_(True), jnp.int32(0)))
+        return s._replace(level=jnp.zeros(n, jnp.int32).at[:sn].set(s.level))
+
+    sizes = _ladder(max(e, n), ORDER_FACTOR)
+    s = switch(smallest_fit(sizes, jnp.maximum(arcs, blocks)), [partial(run, z) for z in sizes])
+    return s._replace(level=jnp.where(comp < n, take(s.level, cid, 0), 0))
 
 
 @jax.jit
-def _decompose(g: BipartiteGraph, scc_steps):
-    row_mate, col_mate, _ = _init.initial_matching_arrays(g, "karp_sipser", _init.DEFAULT_ROUNDS)
-    row_mate, col_mate, m_status, m_stats = _ap.augmenting_paths(g, row_mate, col_mate, method="apfb")
+def _coarse(g: BipartiteGraph, row_mate, col_mate) -> CoarseState:
+    """Step 2 (the module docstring) from a maximum matching at the graph's capacities."""
+    return coarse(g, row_mate, col_mate, min(g.row_cap, g.col_cap) + 2)
+
+
+@jax.jit
+def _fine(g: BipartiteGraph, row_mate, col_mate, cs: CoarseState, m_status, m_iters, scc_steps):
+    """Steps 3 and 4 (components, order) and the result, from the matching and the coarse parts."""
     rc, cc_ = g.row_cap, g.col_cap
     k = min(rc, cc_)
     nr, nc = g.n_rows, g.n_cols
     cols, rows = jnp.arange(cc_, dtype=jnp.int32), jnp.arange(rc, dtype=jnp.int32)
     real_col, real_row = cols < nc, rows < nr
 
-    cs = coarse(g, row_mate, col_mate, k + 2)
     square = real_col & ~cs.col_h & ~cs.col_v
     u, w = _arcs(g, row_mate, square)
     sc = components(u, w, square, cc_, scc_steps)
@@ -317,11 +383,21 @@ def _decompose(g: BipartiteGraph, scc_steps):
 
     hit = (cs.changed & (cs.it >= k + 2)) | jnp.any(sc.live) | (lv.changed & (lv.it >= k + 2))
     status = jnp.where(m_status != CONVERGED, m_status, jnp.where(hit, MAX_ITERS, CONVERGED)).astype(jnp.int32)
-    stats = dict(iterations=cs.it + sc.it + lv.it, matching_iterations=m_stats["iterations"],
+    stats = dict(iterations=cs.it + sc.it + lv.it, matching_iterations=m_iters,
                  coarse_steps=cs.it, scc_steps=sc.it, order_steps=lv.it, square_blocks=nb1)
     return DMResult(jnp.where(real_row, row_order, -1), jnp.where(real_col, col_order, -1), row_blocks,
                     col_blocks, coarse_rows, coarse_cols, n_blocks, count(row_mate >= 0), row_mate, col_mate,
                     status, stats)
+
+
+def matching(g: BipartiteGraph, method: str):
+    """Step 1: ``(row_mate, col_mate, status, iterations)`` of :func:`jaxmatch.maximum_matching`,
+    the mates at the graph's capacities (-1 past the true sizes)."""
+    m = maximum_matching(g, method=method, throw=False)
+
+    def pad(mate, cap):
+        return mate if mate.shape[-1] == cap else jnp.full(cap, -1, jnp.int32).at[:mate.shape[0]].set(mate)
+    return pad(m.row_mate, g.row_cap), pad(m.col_mate, g.col_cap), m.status, m.stats["iterations"]
 
 
 def default_scc_steps(g) -> int:
@@ -330,7 +406,8 @@ def default_scc_steps(g) -> int:
     return min(3 * k * k + 16, INT32_MAX)
 
 
-def dulmage_mendelsohn(g: BipartiteGraph, *, max_iters: int | None = None, throw: bool = True) -> DMResult:
+def dulmage_mendelsohn(g: BipartiteGraph, *, method: str = "pr", max_iters: int | None = None,
+                       throw: bool = True) -> DMResult:
     """The Dulmage-Mendelsohn decomposition of a matrix's pattern: MATLAB's ``dmperm``, on the device.
 
     Finds permutations p, q such that ``A[p][:, q]`` is block upper
@@ -352,6 +429,9 @@ def dulmage_mendelsohn(g: BipartiteGraph, *, max_iters: int | None = None, throw
 
     Args:
         g: the :class:`jaxmatch.BipartiteGraph` of the pattern (rows x columns).
+        method: the maximum matching's method, as in
+            :func:`jaxmatch.maximum_matching` (default ``"pr"``); every
+            method gives the same decomposition.
         max_iters: bound on the component loop's steps (default
             ``3 (k + 2)^2 + 16``, k the smaller capacity: never hit); a
             traced value, changing it does not recompile.
@@ -363,7 +443,8 @@ def dulmage_mendelsohn(g: BipartiteGraph, *, max_iters: int | None = None, throw
 
     Raises:
         GraphInputError: when ``g`` is not a single BipartiteGraph (a batch
-            only inside ``vmap``) or ``max_iters`` is not a positive int.
+            only inside ``vmap``), ``method`` is not a matching method or
+            ``max_iters`` is not a positive int.
         SolverError: eagerly with ``throw=True``, when a bound stopped it.
 
     Example:
@@ -383,7 +464,9 @@ def dulmage_mendelsohn(g: BipartiteGraph, *, max_iters: int | None = None, throw
     check_positive(max_iters, "max_iters")
     check_flag(throw, "throw")
     steps = default_scc_steps(g) if max_iters is None else min(int(max_iters), INT32_MAX)
-    res = _decompose(g, jnp.int32(steps))
+    row_mate, col_mate, m_status, m_iters = matching(g, method)
+    cs = _coarse(g, row_mate, col_mate)
+    res = _fine(g, row_mate, col_mate, cs, m_status, m_iters, jnp.int32(steps))
     if not is_traced(g.n_rows):
         nr, nc, nb = int(g.n_rows), int(g.n_cols), int(res.n_blocks)
         res = res._replace(row_perm=trim(res.row_perm, nr), col_perm=trim(res.col_perm, nc),
