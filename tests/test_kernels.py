@@ -265,6 +265,17 @@ def test_max_flow_with_push_kernel():
             certify.check_min_cut(net, s, t, np.asarray(got.source_side), int(got.flow_value))
     capped = max_flow(net, s, t, kernel=knobs[0], max_iters=5, throw=False)
     assert int(capped.status) == Status.MAX_ITERS and int(capped.stats["iterations"]) <= 5
+    # eagerly only the path the row rule picks is compiled; under jit both, picked at run time: the
+    # path graph (short rows: the kernel) and a random case (rows over 12: the steps) give the eager answers
+    from jaxmatch.flow import _longest_inner_row
+    solve = jax.jit(lambda net, s, t: max_flow(net, s, t, kernel=knobs[1]))
+    for (tail, head, cap, n, s, t), short in ((cases[-1], True), (cases[1], False)):
+        net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
+        assert (int(_longest_inner_row(net, np.array(s), np.array(t))) <= 12) == short
+        padded = [np.array(x + [-1] * (2 - len(x)), np.int32) for x in (s, t)]   # -1: ignored
+        eager, traced = max_flow(net, s, t, kernel=knobs[1]), solve(net, *padded)
+        assert int(traced.flow_value) == int(eager.flow_value) and int(traced.status) == Status.CONVERGED
+        certify.check_flow(net, s, t, np.asarray(traced.flow)[:int(net.n_arcs)], int(traced.flow_value))
 
 
 def test_bfs_kernel_default():

@@ -372,7 +372,18 @@ def _solve(net, source, sink, **opts):
     # unless the binary search needs BCSR's row order
     if not opts["search"] and net.layout != "bcsr":
         net = dataclasses.replace(net, layout="bcsr")
-    return _solve_jit(net, _padded_ids(source), _padded_ids(sink), **opts)
+    return _solve_jit(net, _padded_ids(source), _padded_ids(sink), short=_short_rows(net, source, sink, opts), **opts)
+
+
+def _short_rows(net, source, sink, opts):
+    """Whether the push kernel applies (no non-terminal row longer than ``push_max_degree``), known
+    eagerly, so that only the path that runs is compiled; None under tracing or without the push kernel
+    (then both are compiled and the choice is made at run time)."""
+    kernel = opts["kernel"]
+    if not _pr.push_kernel(kernel, net.cap, opts["search"]) or any(
+            is_traced(x) for x in (net.res.indptr, source, sink)):
+        return None
+    return bool(_longest_inner_row(net, source, sink) <= kernel.push_max_degree)
 
 
 def _padded_ids(ids):
@@ -384,10 +395,10 @@ def _padded_ids(ids):
     return np.concatenate([a, np.full(max(8, next_pow2(a.size)) - a.size, -1, np.int32)])
 
 
-@partial(jax.jit, static_argnames=("k", "width", "search", "kernel", "interpret"))
-def _solve_jit(net, source, sink, *, max_iters, k, width, search, kernel=None, interpret=False):
+@partial(jax.jit, static_argnames=("k", "width", "search", "kernel", "interpret", "short"))
+def _solve_jit(net, source, sink, *, max_iters, k, width, search, kernel=None, interpret=False, short=None):
     return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, width=width, search=search,
-                               kernel=kernel, interpret=interpret)
+                               kernel=kernel, interpret=interpret, short=short)
 
 
 def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) -> CutResult:

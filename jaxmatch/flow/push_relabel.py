@@ -289,7 +289,7 @@ def push_relabel_step(net, terminal, n, s: PRState, *, rung: Rung, search: bool)
 
 
 def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search, unroll, early, kernel=None,
-              interpret=False):
+              interpret=False, short=None):
     """Push-relabel towards ``targets`` until no vertex is active (or max_iters steps); returns the final state.
 
     Each loop iteration runs a global relabel if one is due (the first
@@ -297,7 +297,9 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
     none is active or a global relabel is due), or, when :func:`push_kernel`
     and no non-terminal's residual row is longer than
     ``kernel.push_max_degree``, one launch of the push kernel (rounds until
-    the work rule calls for a global relabel).
+    the work rule calls for a global relabel). ``short``: whether that row
+    rule holds, when known before tracing (True: only the kernel's loop is
+    compiled, False: only the steps'); None: both, chosen at run time.
     """
     vc = net.vertex_cap
     terminal = targets | fixed
@@ -328,7 +330,7 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
         fwd, term = net.res_forward.astype(jnp.int32), terminal.astype(jnp.int32)
         deg = net.res.indptr[1:] - net.res.indptr[:-1]
         # a long row is walked by one program in the kernel, load-balanced over all lanes by the XLA steps
-        short = jnp.max(jnp.where(terminal, 0, deg)) <= kernel.push_max_degree
+        rows_ok = jnp.max(jnp.where(terminal, 0, deg)) <= kernel.push_max_degree
 
         def launch(s: PRState) -> PRState:
             o = push_rounds(jnp.concatenate([s.queue, jnp.full(vc, vc, jnp.int32)]), s.count, s.rc, s.excess,
@@ -344,8 +346,9 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
             s = relabel_if_due(s)
             return lax.cond(going(s) & (s.work < s.budget), launch, lambda s: s, s)
 
-        def body(s: PRState) -> PRState:   # one of the two for the whole phase (`short` is fixed)
-            return lax.cond(short, kernel_body, step_body, s)
+        def either(s: PRState) -> PRState:   # one of the two for the whole phase (`rows_ok` is fixed)
+            return lax.cond(rows_ok, kernel_body, step_body, s)
+        body = either if short is None else kernel_body if short else step_body
     else:
         body = step_body
 
@@ -359,7 +362,7 @@ def push_kernel(kernel, rc, search: bool) -> bool:
 
 
 def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False, rungs=None,
-                    unroll=None, early=True, kernel=None, interpret=False):
+                    unroll=None, early=True, kernel=None, interpret=False, short=None):
     """Both phases on the device.
 
     ``source`` and ``sink``: int32 ids (scalars or 1-D arrays; out-of-range
@@ -370,7 +373,8 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     push-relabel steps per loop iteration (default ``DEFAULT_UNROLL``). ``early``: global
     relabels stop when every active vertex is labelled. ``kernel``: a
     :class:`jaxmatch.kernels.bfs_level.Config` to run the global relabels'
-    BFS levels in that kernel (``interpret``: in Pallas's interpreter).
+    BFS levels in that kernel (``interpret``: in Pallas's interpreter);
+    ``short``: see :func:`run_phase`.
     Returns (flow [arc_cap], value, source_side [vertex_cap], status, stats dict, whose
     ``rung_steps`` counts the push-relabel steps run in each rung).
     """
@@ -384,7 +388,7 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     is_source = _mask_of(source, vc) & real
     is_sink = _mask_of(sink, vc) & real & ~is_source
     opts = dict(max_iters=max_iters, k=k, rungs=rungs, search=search, unroll=unroll, early=early, kernel=kernel,
-                interpret=interpret)
+                interpret=interpret, short=short)
 
     # phase 0: a maximum preflow towards the sinks; phase 1: the stranded excess back to the sources.
     # One loop over the two phases, so that the phase's code is compiled once.
