@@ -15,6 +15,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from jaxmatch._ops import is_traced, mask_ids, take, trim
 from jaxmatch._containers import LAYOUTS
@@ -36,8 +37,10 @@ def _network_from_arcs(tail, head, cap, n, n_arcs, vertex_cap: int, layout: str)
     dst = jnp.concatenate([head, tail])
     back = jnp.concatenate([jnp.zeros(ac, jnp.int32), jnp.ones(ac, jnp.int32)])
     arc = jnp.concatenate([ids, ids])
-    second, third = (dst, back) if layout == "bcsr" else (back, dst)
-    order = jnp.lexsort((arc, third, second, src)).astype(jnp.int32)
+    # (second, third) packed in one key (< 2 vertex_cap), and the position in [forward; reverse] for
+    # arc order: 3 keys instead of a 4-key lexsort, the same order (a smaller sort to compile)
+    middle = dst * 2 + back if layout == "bcsr" else back * vertex_cap + dst
+    _, _, order = lax.sort((src, middle, jnp.arange(2 * ac, dtype=jnp.int32)), num_keys=3)
     pos = jnp.zeros(2 * ac, jnp.int32).at[order].set(jnp.arange(2 * ac, dtype=jnp.int32))
     rev = jnp.zeros(2 * ac, jnp.int32).at[pos].set(pos[(jnp.arange(2 * ac) + ac) % (2 * ac)])
     counts = jax.ops.segment_sum(jnp.ones(2 * ac, jnp.int32), src, vertex_cap)
