@@ -15,6 +15,7 @@ Weak scaling of the sharded Suitor (``--families suitor_sharded``): one
 random graph of ``--edges-per-device`` x k edges (uniform random end points,
 average degree 16, weights uniform in (0, 1)) split over the first k devices
 (:meth:`jaxmatch.ShardedGraph.from_edges`, from host arrays); likewise APFB
+(or ``--matching-method graft``: MS-BFS-Graft)
 on a random bipartite graph of 4 edges per row (``matching_sharded``,
 :meth:`jaxmatch.ShardedBipartiteGraph.from_edges`); first call and
 warm median (the compile is timed apart, as ``compile_s``: the memory analysis
@@ -24,8 +25,7 @@ and Louvain (``louvain_sharded``, a ``--louvain-class`` graph of
 solver's); on one device the same graph also runs unsharded (``jaxmatch.suitor`` on a
 ``Graph``, both adjacency modes; APFB from the empty matching, and the
 default ``maximum_matching``) and must give the same matching. Not run
-yet: graft sharded (it does not take a sharded graph),
-and strong scaling (the weak series' one-device graph over all devices is
+yet: strong scaling (the weak series' one-device graph over all devices is
 in the output when there are several).
 
     python -m experiments.bench_multigpu                      # B = 100,000, the batch families
@@ -71,6 +71,8 @@ def main():
     p.add_argument("--families", nargs="+", default=list(FAMILIES[:3]), choices=FAMILIES)
     p.add_argument("--edges-per-device", type=int, default=1 << 25, help="*_sharded: edges per device")
     p.add_argument("--louvain-class", default="rmat", help="louvain_sharded: a bench_louvain.py class")
+    p.add_argument("--matching-method", default="apfb", choices=("apfb", "apsb", "graft"),
+                   help="matching_sharded: the method")
     p.add_argument("--side", type=int, default=64)
     p.add_argument("--degree", type=int, default=4)
     p.add_argument("--repeats", type=int, default=3)
@@ -132,7 +134,6 @@ def main():
                   f"{r['edges'] / r['warm_s'] / 1e6:10.1f} {r['bytes_per_edge_per_device']:10.1f} "
                   f"{r['efficiency']:10.2f} {' / '.join(f'{a} {x:.4f}' for a, x in un.items()):>28}"
                   + (f"  Q {r['modularity']:.4f}" if "modularity" in r else ""))
-    print("\nnot run: graft on a sharded graph (it does not take one)")
 
 
 def _show(row):
@@ -151,7 +152,7 @@ def _graph(rng, m):
 def sharded(family, args, devs, counts):
     """Weak scaling of Suitor (``suitor_sharded``) or APFB (``matching_sharded``) on a sharded graph,
     and strong scaling of the one-device graph when there are several devices; on one device the
-    unsharded solver checks the answer (Suitor both adjacency modes; APFB from the empty matching, and
+    unsharded solver checks the answer (Suitor both adjacency modes; APFB or graft (``--matching-method``) from the empty matching, and
     the default ``maximum_matching`` for reference)."""
     import jax
     from jax.sharding import Mesh
@@ -179,7 +180,7 @@ def sharded(family, args, devs, counts):
     def solve(g):
         if louvain:
             return jaxmatch.louvain(g)
-        return jaxmatch.suitor(g) if suitor else jaxmatch.maximum_matching(g, method="apfb")
+        return jaxmatch.suitor(g) if suitor else jaxmatch.maximum_matching(g, method=args.matching_method)
 
     def run(u, v, w, n, k, mode):
         mesh = Mesh(np.array(devs[:k]), ("d",))
@@ -190,7 +191,7 @@ def sharded(family, args, devs, counts):
         t = time.perf_counter()
         low = _shw.solve.lower(sg, np.int32(2**31 - 1)) if suitor else \
             _shl.level_one.lower(sg, np.float32(1), np.float32(0), np.float32(1e-2), max_iters=100) if louvain else \
-            _shb.solve.lower(sg, method="apfb", bfs="gpubfs_wr", max_iters=n + 1)
+            _shb.solve.lower(sg, method=args.matching_method, bfs="gpubfs_wr", max_iters=n + 1)
         mem = low.compile().memory_analysis()            # per device
         compile_s = time.perf_counter() - t
         per_dev = sum(getattr(mem, a, 0) or 0 for a in ("argument_size_in_bytes", "output_size_in_bytes",
@@ -213,6 +214,8 @@ def sharded(family, args, devs, counts):
                        vertices=np.asarray(res.stats["vertices"]).tolist(), cardinality=int(res.stats["communities"]))
         else:
             row.update(cardinality=int(res.cardinality), stats={a: int(b) for a, b in res.stats.items()})
+            if not suitor:
+                row["method"] = args.matching_method
         if suitor:
             row["weight"] = float(res.weight)
         return row, res
@@ -235,11 +238,11 @@ def sharded(family, args, devs, counts):
             calls = {"sorted": lambda: jaxmatch.suitor(g), "dense": lambda: jaxmatch.suitor(g, sorted_adjacency=False)}
         else:
             g = jaxmatch.BipartiteGraph.from_edges(u, v, n, n)
-            calls = {"apfb": lambda: jaxmatch.maximum_matching(g, method="apfb", init=None),
+            calls = {args.matching_method: lambda: jaxmatch.maximum_matching(g, method=args.matching_method, init=None),
                      "default": lambda: jaxmatch.maximum_matching(g)}
         for name, call in calls.items():
             solo = jax.block_until_ready(call())
-            if suitor or name == "apfb":
+            if suitor or name == args.matching_method:
                 mine = res.mate if suitor else res.row_mate
                 theirs = solo.mate if suitor else solo.row_mate
                 assert np.array_equal(np.asarray(theirs), np.asarray(mine)), f"{family}: sharded != unsharded"

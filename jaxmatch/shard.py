@@ -25,8 +25,8 @@ on one device: the classes' ``from_edges`` build one from edge arrays,
 :func:`shard` from a :class:`jaxmatch.Graph` or
 :class:`jaxmatch.BipartiteGraph`. Solvers that take one:
 :func:`jaxmatch.suitor` and :func:`jaxmatch.louvain` (a ShardedGraph),
-:func:`jaxmatch.maximum_matching` with ``method="apfb"`` or ``"apsb"`` (a
-ShardedBipartiteGraph).
+:func:`jaxmatch.maximum_matching` with ``method="apfb"``, ``"apsb"`` or
+``"graft"`` (a ShardedBipartiteGraph).
 """
 from __future__ import annotations
 

@@ -56,6 +56,7 @@ for trial in range(24):
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 from jaxmatch.certify import check_maximum_matching
+bottom_up = grafts = 0
 for trial in range(12):
     nr, nc = int(rng.integers(1, 120)), int(rng.integers(1, 120))
     m = int(rng.integers(0, 3 * max(nr, nc)))
@@ -67,14 +68,20 @@ for trial in range(12):
     caps = dict(row_capacity=128, col_capacity=128, entry_capacity=512)
     sb = jaxmatch.shard(b, mesh, axis, **caps) if trial % 2 else \
         jaxmatch.ShardedBipartiteGraph.from_edges(r, c, nr, nc, mesh=mesh, axis=axis, **caps)
-    method = ("apfb", "apsb")[trial % 2]
-    got = jaxmatch.maximum_matching(sb, method=method, bfs=("gpubfs_wr", "gpubfs")[trial % 3 == 0])
-    solo = jaxmatch.maximum_matching(b, method=method, init=None, bfs=("gpubfs_wr", "gpubfs")[trial % 3 == 0])
+    method = ("apfb", "apsb", "graft")[trial % 3]
+    opts = dict(graft=trial % 2 == 0, direction_optimizing=trial % 4 != 2) if method == "graft" else \
+        dict(bfs=("gpubfs_wr", "gpubfs")[trial % 3 == 0])
+    got = jaxmatch.maximum_matching(sb, method=method, **opts)
+    solo = jaxmatch.maximum_matching(b, method=method, init=None, **opts)
     assert got.status_name == "converged" and int(got.cardinality) == want, (trial, int(got.cardinality), want)
     assert np.array_equal(np.asarray(got.row_mate), np.asarray(solo.row_mate)), trial
     assert {k: int(v) for k, v in got.stats.items()} == {k: int(v) for k, v in solo.stats.items()}, trial
     check_maximum_matching(b, np.asarray(got.row_mate), np.asarray(got.col_mate))
+    if method == "graft":        # the sharded bottom-up levels and graft steps ran, not only top-down
+        bottom_up += int(got.stats["bottom_up_levels"])
+        grafts += int(got.stats["grafts"])
     checked += 1
+assert bottom_up > 0 and grafts > 0, (bottom_up, grafts)
 from jaxmatch.certify import check_modularity, check_partition
 one_device = Mesh(np.array(jax.local_devices()[:1]), ("d",))
 for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one compilation per mesh
@@ -99,7 +106,7 @@ def test_sharded_solvers_on_four_devices_equal_one_device():
     """On 4 host devices (a line mesh, and one axis of a 2 x 2 mesh), Suitor on the sharded graph
     gives the single-device Suitor's matching, the greedy matching and its weight, certified, on random
     graphs with tied, random and unit weights, self-loops, repeated and zero-weight edges; and APFB /
-    APsB on a sharded bipartite graph give the one-device run's matching and counters from the empty
+    APsB / MS-BFS-Graft on a sharded bipartite graph give the one-device run's matching and counters from the empty
     matching, scipy's cardinality, Koenig-certified; Louvain on a sharded graph gives a certified
     partition whose modularity equals the same run's on one device and is within 5% of the one-device
     solver's on three bundled graphs."""
@@ -133,7 +140,7 @@ def test_shard_layout(mesh):
 
 def test_shard_bipartite_layout(mesh):
     """Column-major entries on the column's shard, repeats once, sentinels in padding; APFB on one
-    device equals the unsharded run; methods other than apfb/apsb are refused."""
+    device equals the unsharded run; methods other than apfb/apsb/graft are refused."""
     b = jaxmatch.BipartiteGraph.from_edges([0, 1, 1, 2, 1], [0, 0, 1, 1, 1], 3, 2)
     sb = jaxmatch.shard(b, mesh)
     assert (sb.n_rows, sb.n_cols, sb.row_cap, sb.col_cap, sb.entry_cap) == (3, 2, 3, 2, 4)
@@ -142,7 +149,7 @@ def test_shard_bipartite_layout(mesh):
     solo = jaxmatch.maximum_matching(b, method="apfb", init=None)
     assert got.row_mate.tolist() == solo.row_mate.tolist() and int(got.cardinality) == 2
     assert "ShardedBipartiteGraph(n_rows=3" in repr(sb)
-    for method in ("pr", "graft", "flow"):
+    for method in ("pr", "auto", "flow"):
         with pytest.raises(GraphInputError, match="apfb"):
             jaxmatch.maximum_matching(sb, method=method)
     with pytest.raises(GraphInputError, match="out of range"):

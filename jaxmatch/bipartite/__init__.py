@@ -203,10 +203,11 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
         g: the :class:`jaxmatch.BipartiteGraph` (a batch from
             :func:`jaxmatch.stack` only inside ``jax.vmap``), or a
             :class:`jaxmatch.ShardedBipartiteGraph` (:func:`jaxmatch.shard`):
-            its edges split over devices, solved with ``method="apfb"`` or
-            ``"apsb"`` from the empty matching under ``jax.shard_map``
-            (:mod:`jaxmatch.bipartite.sharded`; only ``bfs``, ``max_iters``
-            and ``throw`` apply there).
+            its edges split over devices, solved with ``method="apfb"``,
+            ``"apsb"`` or ``"graft"`` from the empty matching under
+            ``jax.shard_map`` (:mod:`jaxmatch.bipartite.sharded`; only
+            ``bfs``, ``graft``, ``direction_optimizing``, ``alpha``,
+            ``max_iters`` and ``throw`` apply there).
         method: the solver.
 
             - ``"pr"`` (the default): G-PR push-relabel. Labels are lower
@@ -299,7 +300,7 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
         (2, 2)
     """
     if isinstance(g, ShardedBipartiteGraph):
-        return _sharded_matching(g, method, max_iters, bfs, throw)
+        return _sharded_matching(g, method, max_iters, bfs, graft, direction_optimizing, alpha, throw)
     _check_graph(g)
     _check_choice(method, METHODS, "method")
     _check_choice(init, INITS, "init")
@@ -331,15 +332,22 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     return settle("maximum_matching", res, throw)
 
 
-def _sharded_matching(g, method, max_iters, bfs, throw) -> MatchingResult:
-    """APFB/APsB on a graph split over devices (:mod:`jaxmatch.bipartite.sharded`), from the empty matching."""
-    if method not in _ap.METHODS:
-        raise GraphInputError(f"a ShardedBipartiteGraph runs method='apfb' or 'apsb', got {method!r}")
+def _sharded_matching(g, method, max_iters, bfs, graft, direction_optimizing, alpha, throw) -> MatchingResult:
+    """APFB/APsB or MS-BFS-Graft on a graph split over devices (:mod:`jaxmatch.bipartite.sharded`), from the
+    empty matching."""
+    if method not in _ap.METHODS + ("graft",):
+        raise GraphInputError(f"a ShardedBipartiteGraph runs method='apfb', 'apsb' or 'graft', got {method!r}")
     _check_choice(bfs, _ap.BFS, "bfs")
     check_positive(max_iters, "max_iters")
+    graft, direction_optimizing = check_flag(graft, "graft"), check_flag(direction_optimizing, "direction_optimizing")
+    check_positive(alpha, "alpha", float)
+    if alpha is not None and not np.isfinite(alpha):
+        raise GraphInputError(f"alpha must be finite, got {alpha!r}")
     check_flag(throw, "throw")
     phases = _ap.default_phases(g) if max_iters is None else min(int(max_iters), INT32_MAX)
-    row_mate, col_mate, status, stats = _sharded.solve(g, method=method, bfs=bfs, max_iters=phases)
+    row_mate, col_mate, status, stats = _sharded.solve(
+        g, method=method, bfs=bfs, max_iters=phases, graft=bool(graft), direction_optimizing=bool(direction_optimizing),
+        alpha=_graft.DEFAULT_ALPHA if alpha is None else float(alpha))
     stats = dict(stats, init_rounds=jnp.int32(0))      # the same counters as the unsharded run's
     return settle("maximum_matching", _finish(g, row_mate, col_mate, status, stats), throw)
 

@@ -155,28 +155,38 @@ def initial_state(g, row_mate, col_mate) -> GraftState:
                       jnp.bool_(False), zero, zero, zero, zero, zero, zero, zero)
 
 
-def _top_down(g, s: GraftState, unvisited):
+def _reducers(axis):
+    """(pmin, psum) over the mesh axis ``axis`` (the edges split over it), or identities."""
+    if axis is None:
+        return (lambda x: x), (lambda x: x)
+    return (lambda x: lax.pmin(x, axis)), (lambda x: lax.psum(x, axis))
+
+
+def _top_down(g, s: GraftState, unvisited, axis=None):
     """Algorithm 4: frontier columns claim their unvisited neighbours (smallest column wins).
-    Returns (claim [row_cap], edges scanned)."""
+    Returns (claim [row_cap], edges scanned). ``axis``: see :func:`ms_bfs_graft`."""
+    pmin, psum = _reducers(axis)
     row, col = g.by_col.indices, g.by_col.src
     scan = take(s.front & _active_cols(g, s.root_c, s.leaf), col, False)
     cand = scan & take(unvisited, row, False)
     claim = jnp.full(g.row_cap, g.col_cap, jnp.int32).at[mask_ids(row, cand, g.row_cap)].min(col, mode="drop")
-    return claim, jnp.sum(scan, dtype=jnp.int32)
+    return pmin(claim), psum(jnp.sum(scan, dtype=jnp.int32))
 
 
-def _bottom_up(g, s: GraftState, search):
-    """Algorithm 6: every row in ``search`` takes its first neighbour (in sorted adjacency) that lies
-    in an active tree, and stops scanning there. Returns (claim [row_cap], edges scanned)."""
+def _bottom_up(g, s: GraftState, search, axis=None):
+    """Algorithm 6: every row in ``search`` takes its first neighbour (in sorted adjacency: the
+    smallest column) that lies in an active tree, and stops scanning there. Returns (claim
+    [row_cap], edges scanned: per row, its neighbours before the one taken and that one, or all of
+    them). One device scans the row-major edges; ``axis`` (see :func:`ms_bfs_graft`): each device
+    its own column-major edges, the smallest column per row combined by a ``lax.pmin``."""
+    pmin, psum = _reducers(axis)
     rc, cc = g.row_cap, g.col_cap
-    row, col, indptr = g.by_row.src, g.by_row.indices, g.by_row.indptr
-    cand = take(search, row, False) & take(_active_cols(g, s.root_c, s.leaf), col, False)
-    pos = jnp.arange(g.edge_cap, dtype=jnp.int32)
-    first = jax.ops.segment_min(jnp.where(cand, pos, INT_MAX), mask_ids(row, cand, rc), rc)
-    hit = first < INT_MAX
-    claim = jnp.where(hit, take(col, first, cc), cc)
-    scanned = jnp.where(hit, first - indptr[:-1] + 1, indptr[1:] - indptr[:-1])
-    return claim, jnp.sum(jnp.where(search, scanned, 0), dtype=jnp.int32)
+    row, col = (g.by_row.src, g.by_row.indices) if axis is None else (g.by_col.indices, g.by_col.src)
+    on = take(search, row, False)
+    cand = on & take(_active_cols(g, s.root_c, s.leaf), col, False)
+    claim = pmin(jnp.minimum(jax.ops.segment_min(jnp.where(cand, col, cc), mask_ids(row, cand, rc), rc), cc))
+    before = psum(jnp.sum(on & (col < take(claim, row, cc)), dtype=jnp.int32))   # rows are sorted by column
+    return claim, before + jnp.sum(search & (claim < cc), dtype=jnp.int32)
 
 
 def _claim(g, s: GraftState, claim) -> GraftState:
@@ -194,16 +204,17 @@ def _claim(g, s: GraftState, claim) -> GraftState:
                       root_c=root_c, leaf=leaf, front=front)
 
 
-def _level(g, s: GraftState, alpha: float, direction_optimizing: bool) -> GraftState:
+def _level(g, s: GraftState, alpha: float, direction_optimizing: bool, axis=None) -> GraftState:
     """One BFS level, top-down or bottom-up by the alpha rule."""
     unvisited = (jnp.arange(g.row_cap) < g.n_rows) & (s.root_r == g.col_cap)
     if direction_optimizing:
         n_front = jnp.sum(s.front, dtype=jnp.int32)
         bottom = n_front.astype(jnp.float32) * alpha >= jnp.sum(unvisited, dtype=jnp.int32).astype(jnp.float32)
-        claim, scanned = lax.cond(bottom, lambda: _bottom_up(g, s, unvisited), lambda: _top_down(g, s, unvisited))
+        claim, scanned = lax.cond(bottom, lambda: _bottom_up(g, s, unvisited, axis),
+                                  lambda: _top_down(g, s, unvisited, axis))
     else:
         bottom = jnp.bool_(False)
-        claim, scanned = _top_down(g, s, unvisited)
+        claim, scanned = _top_down(g, s, unvisited, axis)
     s = _claim(g, s, claim)
     zero = jnp.int32(0)
     return s._replace(levels=s.levels + 1, bottom_up_levels=s.bottom_up_levels + bottom.astype(jnp.int32),
@@ -211,13 +222,14 @@ def _level(g, s: GraftState, alpha: float, direction_optimizing: bool) -> GraftS
                       edges_bottom_up=_add(s.edges_bottom_up, jnp.where(bottom, scanned, zero)))
 
 
-def grow(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, direction_optimizing: bool = True) -> GraftState:
+def grow(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, direction_optimizing: bool = True,
+         axis=None) -> GraftState:
     """Step 1: grow the forest level by level until the frontier is empty (at most
     ``row_cap + col_cap + 1`` levels; a column joins the forest at most once, so the bound is never hit)."""
     bound = g.row_cap + g.col_cap + 1
 
     def body(t: GrowState) -> GrowState:
-        return GrowState(_level(g, t.s, alpha, direction_optimizing), t.level + 1)
+        return GrowState(_level(g, t.s, alpha, direction_optimizing, axis), t.level + 1)
 
     t = lax.while_loop(lambda t: jnp.any(t.s.front) & (t.level < bound), body, GrowState(s, jnp.int32(0)))
     return t.s._replace(capped=t.s.capped | jnp.any(t.s.front))
@@ -232,7 +244,7 @@ def augment(g, s: GraftState) -> GraftState:
     return s._replace(row_mate=w.row_mate, col_mate=w.col_mate, found=paths > 0, augs=s.augs + paths)
 
 
-def regrow(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, graft: bool = True) -> GraftState:
+def regrow(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, graft: bool = True, axis=None) -> GraftState:
     """Step 3 (Algorithm 7): clear the renewable trees, then graft their rows onto active trees
     or dismantle the whole forest, by the alpha rule (always dismantle when ``graft`` is False)."""
     rc, cc = g.row_cap, g.col_cap
@@ -248,7 +260,7 @@ def regrow(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, graft: bool = True
     do_graft = s.found & (n_active * alpha > jnp.sum(renew_r, dtype=jnp.int32).astype(jnp.float32))
 
     def by_graft():
-        claim, scanned = _bottom_up(g, cleared, renew_r)
+        claim, scanned = _bottom_up(g, cleared, renew_r, axis)
         t = _claim(g, cleared, claim)
         return t._replace(edges_graft=_add(t.edges_graft, scanned), grafts=t.grafts + 1)
 
@@ -259,11 +271,11 @@ def regrow(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, graft: bool = True
 
 
 def phase(g, s: GraftState, *, alpha: float = DEFAULT_ALPHA, graft: bool = True,
-          direction_optimizing: bool = True) -> GraftState:
+          direction_optimizing: bool = True, axis=None) -> GraftState:
     """One phase: grow, augment, regrow."""
-    s = grow(g, s, alpha=alpha, direction_optimizing=direction_optimizing)
+    s = grow(g, s, alpha=alpha, direction_optimizing=direction_optimizing, axis=axis)
     s = augment(g, s)
-    return regrow(g, s._replace(phase=s.phase + 1), alpha=alpha, graft=graft)
+    return regrow(g, s._replace(phase=s.phase + 1), alpha=alpha, graft=graft, axis=axis)
 
 
 def stats_of(s: GraftState) -> dict:
@@ -275,7 +287,7 @@ def stats_of(s: GraftState) -> dict:
 
 
 def ms_bfs_graft(g, row_mate, col_mate, *, graft: bool = True, direction_optimizing: bool = True,
-                 alpha: float = DEFAULT_ALPHA, max_iters: int | None = None, max_levels=None):
+                 alpha: float = DEFAULT_ALPHA, max_iters: int | None = None, max_levels=None, axis=None):
     """Run MS-BFS-Graft from a matching; returns (row_mate, col_mate, status, stats dict).
 
     ``max_iters`` bounds the phases (default ``min(row_cap, col_cap) + 1``,
@@ -285,6 +297,11 @@ def ms_bfs_graft(g, row_mate, col_mate, *, graft: bool = True, direction_optimiz
     edges_traversed, augmentations, grafts (phases that grafted rather than
     rebuilt), bottom_up_levels, and edges_top_down / edges_bottom_up /
     edges_graft (edges scanned per kind of step; int32, saturating).
+    ``axis``: inside ``shard_map`` over a graph whose column-major edges
+    (``g.by_col``) are split over that mesh axis, the vertex arrays
+    replicated (:mod:`jaxmatch.bipartite.sharded`): each level's claims, the
+    smallest column per row, are combined by a ``lax.pmin`` and the edge
+    counts by a ``lax.psum``, so every device grows the one-device forest.
 
     >>> from jaxmatch import BipartiteGraph
     >>> from jaxmatch.bipartite.init import empty_matching
@@ -298,7 +315,8 @@ def ms_bfs_graft(g, row_mate, col_mate, *, graft: bool = True, direction_optimiz
     s = initial_state(g, row_mate, col_mate)
     more = (lambda s: True) if max_levels is None else (lambda s: s.levels < max_levels)
     s = lax.while_loop(lambda s: s.found & (s.phase < max_iters) & more(s),
-                       lambda s: phase(g, s, alpha=alpha, graft=graft, direction_optimizing=direction_optimizing),
+                       lambda s: phase(g, s, alpha=alpha, graft=graft, direction_optimizing=direction_optimizing,
+                                       axis=axis),
                        s)
     status = jnp.where(s.capped, Status.MAX_BFS_LEVELS,
                        jnp.where(s.found, Status.MAX_ITERS, Status.CONVERGED)).astype(jnp.int32)
