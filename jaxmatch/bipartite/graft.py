@@ -176,16 +176,29 @@ def _top_down(g, s: GraftState, unvisited, axis=None):
 def _bottom_up(g, s: GraftState, search, axis=None):
     """Algorithm 6: every row in ``search`` takes its first neighbour (in sorted adjacency: the
     smallest column) that lies in an active tree, and stops scanning there. Returns (claim
-    [row_cap], edges scanned: per row, its neighbours before the one taken and that one, or all of
-    them). One device scans the row-major edges; ``axis`` (see :func:`ms_bfs_graft`): each device
-    its own column-major edges, the smallest column per row combined by a ``lax.pmin``."""
-    pmin, psum = _reducers(axis)
+    [row_cap], edges scanned: per row, its neighbours up to the one taken, or all of them).
+
+    One device: the row-major edges, the first hit by its position. ``axis`` (see
+    :func:`ms_bfs_graft`): each device scans its own column-major edges; a row's adjacency is
+    spread over the devices' column ranges, so its first hit is the smallest active column (a
+    ``lax.pmin``) and the edges before it are those of smaller columns (a ``lax.psum``): the same
+    claims and counts."""
     rc, cc = g.row_cap, g.col_cap
-    row, col = (g.by_row.src, g.by_row.indices) if axis is None else (g.by_col.indices, g.by_col.src)
+    if axis is None:
+        row, col, indptr = g.by_row.src, g.by_row.indices, g.by_row.indptr
+        cand = take(search, row, False) & take(_active_cols(g, s.root_c, s.leaf), col, False)
+        pos = jnp.arange(g.edge_cap, dtype=jnp.int32)
+        first = jax.ops.segment_min(jnp.where(cand, pos, INT_MAX), mask_ids(row, cand, rc), rc)
+        hit = first < INT_MAX
+        claim = jnp.where(hit, take(col, first, cc), cc)
+        scanned = jnp.where(hit, first - indptr[:-1] + 1, indptr[1:] - indptr[:-1])
+        return claim, jnp.sum(jnp.where(search, scanned, 0), dtype=jnp.int32)
+    pmin, psum = _reducers(axis)
+    row, col = g.by_col.indices, g.by_col.src
     on = take(search, row, False)
     cand = on & take(_active_cols(g, s.root_c, s.leaf), col, False)
     claim = pmin(jnp.minimum(jax.ops.segment_min(jnp.where(cand, col, cc), mask_ids(row, cand, rc), rc), cc))
-    before = psum(jnp.sum(on & (col < take(claim, row, cc)), dtype=jnp.int32))   # rows are sorted by column
+    before = psum(jnp.sum(on & (col < take(claim, row, cc)), dtype=jnp.int32))
     return claim, before + jnp.sum(search & (claim < cc), dtype=jnp.int32)
 
 
