@@ -262,6 +262,17 @@ def test_every_matching_method_gives_the_same_decomposition(method, eager):
             assert np.asarray(getattr(d, f)).tolist() == np.asarray(getattr(eager[name], f)).tolist(), (name, f)
 
 
+def test_bundled_bipartite_data():
+    """The bundled bipartite graphs (one shared capacity: one compilation): the reference's rank,
+    coarse parts and square blocks, certified."""
+    caps = dict(row_capacity=256, col_capacity=1024, edge_capacity=2048)
+    for name in ("corporate_leadership", "revolution", "unicodelang"):
+        g = jaxmatch.datasets.load(name).graph
+        r, c, m, n = g.edges()
+        a = sp.csr_array((np.ones(r.size), (r, c)), shape=(m, n))
+        _check(a, dulmage_mendelsohn(_graph(a, caps)))
+
+
 def test_empty_graphs():
     for shape in [(0, 0), (0, 4), (3, 0)]:
         d = dulmage_mendelsohn(_graph(sp.csr_array(shape)))
@@ -334,12 +345,12 @@ def _longest_path_levels(u, w, comp, n):
 @pytest.mark.parametrize("seed, dag, frac, small", [(0, False, 0.8, False), (1, True, 0.8, False),
                                                     (2, True, 0.25, True)])
 def test_levels_on_the_condensation_in_every_length_class(seed, dag, frac, small, monkeypatch):
-    """The order loop on the condensation, with a ladder of small lengths (``ORDER_MIN`` lowered: 160,
-    20, 2): the levels equal a plain longest-path reference in the longest length and in a shorter one."""
+    """The order loop on the condensation, with a ladder of small lengths (``ORDER_MIN`` lowered): the
+    levels equal a plain longest-path reference in the longest length and in a shorter one."""
     from jaxmatch.bipartite import dulmage_mendelsohn as dm
     monkeypatch.setattr(dm, "ORDER_MIN", 2)
     rng = np.random.default_rng(seed)
-    n, e = 40, 160
+    n, e = 80, 160
     u, w = rng.integers(0, n, e), rng.integers(0, n, e)
     keep = (u < w) & (rng.random(e) < (0.1 if small else 1.0)) if dag else rng.random(e) < 0.3
     u, w = np.where(keep, u, n), np.where(keep, w, n)      # n: no arc
@@ -353,7 +364,8 @@ def test_levels_on_the_condensation_in_every_length_class(seed, dag, frac, small
     u, w = np.where(on, u, n), np.where(on, w, n)
     pairs = {(comp[x], comp[y]) for x, y in zip(u, w) if x < n and comp[x] != comp[y]}
     used = max(len(pairs), len(set(comp[comp < n])))
-    assert (used <= 20) == small                            # which length the loop runs in
+    sizes = dm._ladder(max(e, n), dm.ORDER_FACTOR)
+    assert len(sizes) > 2 and (used <= sizes[1]) == small   # which length the loop runs in
     lv = jax.jit(dm.levels, static_argnums=(3, 4))(u.astype(np.int32), w.astype(np.int32), comp.astype(np.int32), n, 10 * n)
     assert np.asarray(lv.level).tolist() == _longest_path_levels(u, w, comp, n)
     assert not bool(lv.changed)

@@ -93,7 +93,7 @@ __all__ = ["DMResult", "dulmage_mendelsohn"]
 TRIM, COLOUR, REACH = 0, 1, 2   # phases of the component loop
 ORDER_MIN = 1 << 12   # the smallest static length of the component and order loops
 SCC_FACTOR = 4        # between the component loop's lengths
-ORDER_FACTOR = 8      # between the order loop's lengths
+ORDER_FACTOR = 4      # between the order loop's lengths
 
 
 @with_status_name
@@ -296,7 +296,7 @@ def levels(u, w, comp, n: int, max_steps: int) -> LevelState:
 
     The loop runs on the condensation itself: the components renumbered
     ``0 .. blocks - 1`` and their distinct arcs (one sort), compacted to the
-    front, on the smallest of a ladder of static lengths (a factor 8 apart,
+    front, on the smallest of a ladder of static lengths (``ORDER_FACTOR`` apart,
     ``lax.switch``) that holds both. A step then costs O(blocks + arcs
     between blocks), not O(``|E|``): the loop takes as many steps as the
     condensation's longest path, tens of thousands on a block triangular
