@@ -343,7 +343,7 @@ def _longest_path_levels(u, w, comp, n):
 
 
 @pytest.mark.parametrize("seed, dag, frac, small", [(0, False, 0.8, False), (1, True, 0.8, False),
-                                                    (2, True, 0.25, True)])
+                                                    (2, True, 0.15, True)])
 def test_levels_on_the_condensation_in_every_length_class(seed, dag, frac, small, monkeypatch):
     """The order loop on the condensation, with a ladder of small lengths (``ORDER_MIN`` lowered): the
     levels equal a plain longest-path reference in the longest length and in a shorter one."""

@@ -93,7 +93,7 @@ __all__ = ["DMResult", "dulmage_mendelsohn"]
 TRIM, COLOUR, REACH = 0, 1, 2   # phases of the component loop
 ORDER_MIN = 1 << 12   # the smallest static length of the component and order loops
 SCC_FACTOR = 4        # between the component loop's lengths
-ORDER_FACTOR = 4      # between the order loop's lengths
+ORDER_FACTOR = 8      # between the order loop's lengths
 
 
 @with_status_name
