@@ -9,19 +9,39 @@ CPU, so the tests compile with XLA's legacy CPU fusion emitters
 subprocesses the tests start): 25-30% less compile time and the same programs, and every test
 passes both ways. It is not the library's default, because the new emitters' code runs 1.0-1.8x
 faster on the CPU once compiled (experiments/cpu_emitters.py; RESULTS.md, session 14).
-``JAXMATCH_TEST_DEFAULT_EMITTERS=1`` runs the suite with XLA's default emitters."""
+``JAXMATCH_TEST_DEFAULT_EMITTERS=1`` runs the suite with XLA's default emitters. Newer XLA (JAX
+0.11) dropped the flag and aborts the process on an unknown one, so the first pytest process
+asks a subprocess whether this jaxlib takes it (about a second) and hands the answer to its
+workers in ``JAXMATCH_TEST_FAST_COMPILE``."""
 
 import os
 import pathlib
+import subprocess
 import sys
 
 import jax
 import pytest
 
 FAST_COMPILE_FLAGS = "--xla_cpu_use_fusion_emitters=false"
+KNOWN = "JAXMATCH_TEST_FAST_COMPILE"   # "1" / "0": whether this jaxlib's XLA takes FAST_COMPILE_FLAGS
+
+
+def _xla_takes(flags: str) -> bool:
+    """Whether XLA starts with ``flags`` (it aborts the process on an unknown flag): a subprocess."""
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    try:
+        return subprocess.run([sys.executable, "-c", "import jax; jax.devices()"], env=env,
+                              capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 if os.environ.get("JAXMATCH_TEST_DEFAULT_EMITTERS", "").strip().lower() not in ("1", "true", "yes", "on"):
     if "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + FAST_COMPILE_FLAGS).strip()
+        if KNOWN not in os.environ:
+            os.environ[KNOWN] = "1" if _xla_takes(FAST_COMPILE_FLAGS) else "0"
+        if os.environ[KNOWN] == "1":
+            os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + FAST_COMPILE_FLAGS).strip()
 
 ROOT = str(pathlib.Path(__file__).resolve().parents[1])
 if ROOT not in sys.path:
