@@ -13,6 +13,7 @@ through networkx and lives beside the networkx adapter in :mod:`jaxmatch.io`.
 from __future__ import annotations
 
 import gzip
+import inspect
 import io as _io
 import os
 
@@ -126,7 +127,9 @@ def _read_mtx(data, name, kind, kw):
     import scipy.io
     try:
         field, symmetry = scipy.io.mminfo(_io.BytesIO(data))[4:6]
-        A = scipy.io.mmread(_io.BytesIO(data))
+        # scipy >= 1.15 warns that mmread's default return type changes; ask for a sparse array where it can
+        spmatrix = {"spmatrix": False} if "spmatrix" in inspect.signature(scipy.io.mmread).parameters else {}
+        A = scipy.io.mmread(_io.BytesIO(data), **spmatrix)
     except Exception as e:  # scipy raises several types for bad files
         raise GraphInputError(f"{name}: not a readable Matrix Market file: {e}") from e
     A = sp.csr_array(A) if not sp.issparse(A) else A

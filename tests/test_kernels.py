@@ -185,11 +185,20 @@ def test_bfs_level_equals_reference(cfg):
         assert int(cnt) == int(np.sum((np.asarray(d) == level) & (dist != level)))
 
 
+def _abstract_gpu():
+    """An abstract H100 for lowering on a CPU-only install: JAX 0.11 lowers Pallas's Triton kernels
+    only for a known GPU (it reads the compute capability) and takes an abstract device in its place."""
+    from jax._src import mesh as _mesh      # AbstractDevice is not public API
+    dev = _mesh.AbstractDevice(device_kind="NVIDIA H100 80GB HBM3", num_cores=132, platform="gpu")
+    return jax.sharding.use_abstract_mesh(_mesh.AbstractMesh(
+        (1,), ("x",), axis_types=(jax.sharding.AxisType.Auto,), abstract_device=dev))
+
+
 @pytest.mark.parametrize("x64", [False, True])
 def test_bfs_level_lowers_to_triton(x64):
     """The kernel lowers for the GPU (Triton) from a CPU-only install: the lowering rules accept every op,
     also under x64 (int64 residual capacities; the kernel's own sums stay int32)."""
-    with jax.enable_x64(x64):
+    with jax.enable_x64(x64), _abstract_gpu():
         net, rc = _residual_case(np.random.default_rng(0), 16, 40)
         vc = net.vertex_cap
         f = jax.jit(lambda *a: bfs_level.bfs_level(*a, cfg=bfs_level.Config()))
