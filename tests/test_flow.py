@@ -162,16 +162,23 @@ def test_matching_as_unit_flow():
 
 @pytest.mark.parametrize("layout", ["bcsr", "rcsr"])
 def test_matching_network_equals_host_construction(layout):
+    """The device build (traced: under jit) and the eager build of small graphs (on the host) give the
+    same network, both equal to FlowNetwork.from_edges of its arcs."""
     g = BipartiteGraph.from_edges([0, 0, 1, 2, 2], [1, 2, 0, 0, 2], 4, 3, row_capacity=8, col_capacity=4,
                                   edge_capacity=8)
-    net, s, t = matching_network(g, layout=layout)
-    host = FlowNetwork.from_edges(*net.edges(), layout=layout, **net.capacities())
-    assert (int(s), int(t), int(net.n), int(net.n_arcs)) == (7, 8, 9, 12)
-    m = 2 * int(net.n_arcs)
-    for a, b in ((net.res.indptr, host.res.indptr), (net.res.indices[:m], host.res.indices[:m]),
-                 (net.res.src[:m], host.res.src[:m]), (net.res_arc[:m], host.res_arc[:m]),
-                 (net.res_forward, host.res_forward), (net.res_rev[:m], host.res_rev[:m])):
-        np.testing.assert_array_equal(a, b)
+    device = jax.jit(matching_network, static_argnames="layout")(g, layout=layout)
+    eager = matching_network(g, layout=layout)
+    for net, s, t in (device, eager):
+        host = FlowNetwork.from_edges(*net.edges(), layout=layout, **net.capacities())
+        assert (int(s), int(t), int(net.n), int(net.n_arcs)) == (7, 8, 9, 12)
+        assert net.capacities() == eager[0].capacities() and net.cap.dtype == eager[0].cap.dtype
+        m = 2 * int(net.n_arcs)
+        for a, b in ((net.res.indptr, host.res.indptr), (net.res.indices[:m], host.res.indices[:m]),
+                     (net.res.src[:m], host.res.src[:m]), (net.res_arc[:m], host.res_arc[:m]),
+                     (net.res_forward, host.res_forward), (net.res_rev[:m], host.res_rev[:m]),
+                     (net.tail[:12], eager[0].tail[:12]), (net.head[:12], eager[0].head[:12]),
+                     (net.cap[:12], eager[0].cap[:12])):
+            np.testing.assert_array_equal(a, b)
 
 
 def solve_small(tail, head, cap, n, s, t, expected):

@@ -15,6 +15,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxmatch._ops import is_traced, mask_ids, take, trim
@@ -106,7 +107,27 @@ def matching_network(g: BipartiteGraph, *, layout: str = "bcsr"):
         raise GraphInputError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if g.row_cap + g.col_cap + g.edge_cap + 2 > INT32_MAX // 2:
         raise GraphInputError("the matching network of this graph has too many arcs for int32 ids")
+    if not is_traced(g.n_rows) and g.edge_cap + g.row_cap + g.col_cap <= HOST_BUILD_MAX:
+        return _matching_network_host(g, layout)
     return _matching_network(g, layout=layout)
+
+
+HOST_BUILD_MAX = 1 << 16   # eager networks of at most this many arcs are built on the host: no device compile
+
+
+def _matching_network_host(g, layout):
+    """:func:`matching_network` of a concrete graph, by :meth:`FlowNetwork.from_edges` on the host (the
+    same arcs, capacities and residual order: the device build's first call costs an XLA compilation,
+    seconds on a GPU, more than a small graph's whole solve)."""
+    rows, cols, nr, nc = g.edges()
+    S, T = nr + nc, nr + nc + 1
+    tail = np.concatenate([rows, np.full(nr, S), nr + np.arange(nc)]).astype(np.int32)
+    head = np.concatenate([nr + cols, np.arange(nr), np.full(nc, T)]).astype(np.int32)
+    cdt = np.int64 if jax.config.jax_enable_x64 else np.int32   # as the device build
+    net = FlowNetwork.from_edges(tail, head, np.ones(tail.size, cdt), nr + nc + 2, layout=layout,
+                                 vertex_capacity=g.row_cap + g.col_cap + 2,
+                                 arc_capacity=g.edge_cap + g.row_cap + g.col_cap)
+    return net, jnp.int32(S), jnp.int32(T)
 
 
 @partial(jax.jit, static_argnames=("layout",))
