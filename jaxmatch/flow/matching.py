@@ -23,6 +23,8 @@ from jaxmatch._containers import LAYOUTS
 from jaxmatch._validate import INT32_MAX, check_type
 from jaxmatch.graph import CSR, BipartiteGraph, FlowNetwork, GraphInputError
 
+HOST_BUILD_MAX = 1 << 16   # eager networks of at most this many arcs are built on the host: no device compile
+
 
 def _network_from_arcs(tail, head, cap, n, n_arcs, vertex_cap: int, layout: str) -> FlowNetwork:
     """A FlowNetwork built on the device from padded arc arrays (traceable).
@@ -74,9 +76,10 @@ def matching_network(g: BipartiteGraph, *, layout: str = "bcsr"):
     arcs, so graphs of one capacity give networks of one capacity (and one
     compilation of the solver).
 
-    Built on the device and traceable (works under ``jit`` and ``vmap``).
-    Cost: one sort of the 2 (E + V) residual arcs, O((E + V) log(E + V))
-    work.
+    Built on the device and traceable (works under ``jit`` and ``vmap``);
+    called eagerly on a graph of at most ``HOST_BUILD_MAX`` arcs, built on
+    the host instead (the same network, with no XLA compilation). Cost: one
+    sort of the 2 (E + V) residual arcs, O((E + V) log(E + V)) work.
 
     Args:
         g: The bipartite graph (:class:`jaxmatch.BipartiteGraph`).
@@ -110,9 +113,6 @@ def matching_network(g: BipartiteGraph, *, layout: str = "bcsr"):
     if not is_traced(g.n_rows) and g.edge_cap + g.row_cap + g.col_cap <= HOST_BUILD_MAX:
         return _matching_network_host(g, layout)
     return _matching_network(g, layout=layout)
-
-
-HOST_BUILD_MAX = 1 << 16   # eager networks of at most this many arcs are built on the host: no device compile
 
 
 def _matching_network_host(g, layout):
