@@ -53,7 +53,7 @@ def main(argv=None):
             net = FlowNetwork.from_edges(t, h, c, n)
             src = jnp.asarray(np.resize(sources, 20), jnp.int32)
             snk = jnp.asarray(np.resize(sinks, 20), jnp.int32)
-            net, src, snk, opts = _prepare(net, src, snk, None, "index", None, 0.5, 1 << 18)
+            net, src, snk, opts, _ = _prepare(net, src, snk, None, "index", None, 0.5, 1 << 18)
             opts.update(kernel=bfs_level.choose(None, net.cap), interpret=False)
             run = lambda: jax.block_until_ready(_solve_jit(net, src, snk, **opts))  # noqa: E731
             t0 = time.perf_counter()

@@ -190,18 +190,25 @@ def _longest_inner_row(net, source, sink):
     return jnp.max(jnp.where(terminal, 0, deg))
 
 
-def _window_width(net, source, sink, lanes) -> int:
-    """Lanes of the largest push-relabel step: ``lanes`` widened to the longest residual row of a vertex that
-    is not a terminal (terminals never enter a step's lanes), a power of two, at most all residual arcs.
+def _longest_row(net, source, sink):
+    """The longest residual row of a vertex that is not a terminal, as an int; None under tracing."""
+    if is_traced(net.res.indptr) or is_traced(source) or is_traced(sink):
+        return None
+    return int(_longest_inner_row(net, source, sink))
 
-    Under tracing the rows are unknown, so the window is the whole residual
-    arc array.
+
+def _window_width(net, longest, lanes) -> int:
+    """Lanes of the largest push-relabel step: ``lanes`` widened to the ``longest`` residual row of a
+    vertex that is not a terminal (terminals never enter a step's lanes), a power of two, at most all
+    residual arcs.
+
+    Under tracing (``longest`` None) the rows are unknown, so the window is
+    the whole residual arc array.
     """
     full = 2 * net.arc_cap
-    if is_traced(net.res.indptr) or is_traced(source) or is_traced(sink):
+    if longest is None:
         return full
-    return min(full, next_pow2(max(min(lanes, full), int(_longest_inner_row(net, source, sink)))))
-
+    return min(full, next_pow2(max(min(lanes, full), longest)))
 
 
 def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
@@ -236,8 +243,9 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
     if max_iters is None:
         max_iters = 16 * net.vertex_cap + 4096
     max_iters = min(int(max_iters), INT32_MAX)  # an int32 operand: more steps than it holds are never run
+    longest = _longest_row(net, src, snk)
     return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=None if k is None else float(k),
-                               width=_window_width(net, src, snk, lanes), search=reverse == "search")
+                               width=_window_width(net, longest, lanes), search=reverse == "search"), longest
 
 
 # --------------------------------------------------------------------------
@@ -354,12 +362,15 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
         >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
         (4, [2, 2, 1, 1, 3], [True, True, False, False])
     """
-    net, src, snk, opts = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
+    net, src, snk, opts, longest = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
     kernel = _bfs_level.choose(kernel, net.cap)
+    push = _pr.push_kernel(kernel, net.cap, opts["search"])
     if opts["k"] is None:
-        opts["k"] = _pr.KERNEL_K if _pr.push_kernel(kernel, net.cap, opts["search"]) else _pr.DEFAULT_K
+        opts["k"] = _pr.KERNEL_K if push else _pr.DEFAULT_K
+    # the push kernel's row rule, known eagerly: only the path that runs is compiled (None: both)
+    short = longest <= kernel.push_max_degree if push and longest is not None else None
     check_flag(throw, "throw")
-    flow, value, side, status, stats = _solve(net, src, snk, kernel=kernel,
+    flow, value, side, status, stats = _solve(net, src, snk, kernel=kernel, short=short,
                                               interpret=kernel is not None and jax.default_backend() != "gpu", **opts)
     stats = {k: v for k, v in stats.items() if k != "rung_steps"}  # scalars only
     if not is_traced(net.n):
@@ -372,18 +383,7 @@ def _solve(net, source, sink, **opts):
     # unless the binary search needs BCSR's row order
     if not opts["search"] and net.layout != "bcsr":
         net = dataclasses.replace(net, layout="bcsr")
-    return _solve_jit(net, _padded_ids(source), _padded_ids(sink), short=_short_rows(net, source, sink, opts), **opts)
-
-
-def _short_rows(net, source, sink, opts):
-    """Whether the push kernel applies (no non-terminal row longer than ``push_max_degree``), known
-    eagerly, so that only the path that runs is compiled; None under tracing or without the push kernel
-    (then both are compiled and the choice is made at run time)."""
-    kernel = opts["kernel"]
-    if not _pr.push_kernel(kernel, net.cap, opts["search"]) or any(
-            is_traced(x) for x in (net.res.indptr, source, sink)):
-        return None
-    return bool(_longest_inner_row(net, source, sink) <= kernel.push_max_degree)
+    return _solve_jit(net, _padded_ids(source), _padded_ids(sink), **opts)
 
 
 def _padded_ids(ids):
