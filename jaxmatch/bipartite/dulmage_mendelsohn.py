@@ -263,8 +263,8 @@ def components(u, w, square, n: int, max_steps) -> SCCState:
     going = lambda s: jnp.any(s.live) & (s.it < max_steps)   # noqa: E731
     sizes = _ladder(u.shape[0], SCC_FACTOR)
 
-    def live_arcs(s):
-        return take(s.live, u, False) & take(s.live, w, False)
+    def live_arcs(s, a=u, b=w):
+        return take(s.live, a, False) & take(s.live, b, False)
 
     def run(i, s):
         on = live_arcs(s)
@@ -274,7 +274,7 @@ def components(u, w, square, n: int, max_steps) -> SCCState:
 
         def body(c):
             s, _ = c
-            return _scc_step(s, a, b, n), jnp.sum(take(s.live, a, False) & take(s.live, b, False), dtype=jnp.int32)
+            return _scc_step(s, a, b, n), jnp.sum(live_arcs(s, a, b), dtype=jnp.int32)
         return lax.while_loop(lambda c: going(c[0]) & (c[1] > floor), body, (s, jnp.int32(sizes[i])))[0]
 
     if len(sizes) == 1:
