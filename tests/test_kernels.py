@@ -208,6 +208,27 @@ def test_bfs_level_lowers_to_triton(x64):
     assert "triton" in text
 
 
+def test_push_kernels_lower_to_triton_with_relaxed_atomics():
+    """Both push kernels lower for the GPU (Triton) from a CPU-only install, their in-phase atomics through
+    the relaxed primitive of jaxmatch.kernels._pallas (this JAX has the private pieces it needs; without
+    them the kernels would fall back to Pallas's fenced atomics) and the grid barrier's through Pallas's
+    own acquire-release atomic."""
+    from jaxmatch.kernels import _pallas, push_flow, push_match
+    assert _pallas.RELAXED, "this JAX lacks the pieces of the relaxed atomics: the kernels run fenced"
+    i = lambda *a: jax.numpy.array(*a, jax.numpy.int32)  # noqa: E731
+    flow = (lambda *a: push_flow.push_rounds(*a, n=3, round_id=1, room=100.0, max_rounds=10),
+            (i([1, 3, 3, 3, 3, 3]), 1, i([0, 5, 5, 0]), i([-5, 5, 0]), i([3, 1, 0]), i([-1, -1, -1]),
+             i([0, 1, 3, 4]), i([1, 0, 2, 1]), i([1, 0, 3, 2]), i([1, 0, 1, 0]), i([1, 0, 1])))
+    match = (lambda *a: push_match.push_match_rounds(*a, inf=4, max_rounds=10),
+             (i([0, 2, 2, 2]), 1, i([1, -1]), i([-1, 0]), i([2, 0]), i([0, 1]), i([0, 1, 3]), i([0, 0, 1])))
+    for f, args in (flow, match):
+        jaxpr = str(jax.make_jaxpr(f)(*args))
+        assert "jaxmatch_relaxed_atomic" in jaxpr and "atomic_rmw" in jaxpr
+        with _abstract_gpu():
+            text = jax.jit(f).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+        assert "triton" in text
+
+
 def test_max_flow_with_bfs_kernel():
     """max_flow with its global relabels' BFS in the kernel (interpret mode; one and three levels per
     loop iteration; the push steps in XLA): the same flow, bit for bit, and the same step counts, with

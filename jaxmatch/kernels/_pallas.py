@@ -5,6 +5,18 @@ A leaf module (it imports only :mod:`jaxmatch._ops` and :mod:`jaxmatch.graph`'s
 error type): every kernel module imports these from here, never from another
 kernel. The ``interpret=`` branch of each helper is what the kernel does when
 run by the Pallas interpreter (on any backend, for the tests).
+
+Relaxed atomics. Pallas's Triton lowering gives every atomic acquire-release
+order at GPU scope, which costs a memory fence per atomic; in the grid-barrier
+kernels the barrier alone orders one phase's writes before the next phase's
+reads, so inside a phase an atomic needs only to be atomic. :func:`_rmw` binds
+a primitive of this module, lowered (for Triton only) to the same
+``tt.atomic_rmw`` with relaxed order and a mask, so that lanes with nothing to
+do issue no atomic at all; the barrier's own atomics keep acquire-release, and
+so does the stable-marriage kernel, whose correctness rests on the release
+order of its atomic. The primitive reuses Pallas's private lowering helpers;
+where the installed JAX lacks them, :data:`RELAXED` is False and the helpers
+fall back to Pallas's public atomics (same answers, the fenced cost).
 """
 from __future__ import annotations
 
@@ -18,6 +30,71 @@ from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
 from jaxmatch.graph import GraphInputError
+
+
+def _relaxed_primitive():
+    """The relaxed-atomic primitive and its Triton lowering, or None where this JAX lacks the pieces."""
+    try:
+        from jax._src import core as jax_core
+        from jax._src.pallas.triton import lowering as tl
+        from jax._src.pallas.triton import primitives as tp
+        from jax._src.state import indexing
+        from jax._src.state import primitives as sp
+        sem = tl.tt_dialect.MemSemantic.RELAXED
+        scope = tl.tt_dialect.MemSyncScope.GPU
+        ops = {tp.AtomicOpType.ADD: tl.tt_dialect.RMWOp.ADD, tp.AtomicOpType.MIN: tl.tt_dialect.RMWOp.MIN,
+               tp.AtomicOpType.XCHG: tl.tt_dialect.RMWOp.XCHG}
+        pieces = (tl.register_lowering, tl._compute_pointers_from_indices, tl._ensure_ir_value, tl._fp_bits_type,
+                  tl._atomic_rmw, tp._atomic_abstract_eval, sp.get_ref_and_transforms, indexing.NDIndexer)
+    except (ImportError, AttributeError):
+        return None
+    del pieces
+    prim = jax_core.Primitive("jaxmatch_relaxed_atomic")
+    prim.def_effectful_abstract_eval(tp._atomic_abstract_eval)
+
+    @tl.register_lowering(prim)
+    def _lower(ctx, *args_flat, args_tree, atomic_type):
+        block_info, *_ = ctx.block_infos
+        ptr, indexers, val, mask = args_tree.unflatten(args_flat)
+        *_, value_aval, mask_aval = args_tree.unflatten(ctx.avals_in)
+        if len(indexers) != 1 or not isinstance(indexers[0], indexing.NDIndexer):
+            raise NotImplementedError("a relaxed atomic takes one index")
+        ptr = tl._compute_pointers_from_indices(ptr, block_info, indexers[0])
+        val = tl._ensure_ir_value(val, value_aval)
+        mask = None if mask is None else tl._ensure_ir_value(mask, mask_aval)
+        floats = jnp.issubdtype(value_aval.dtype, jnp.floating)
+        if floats:   # int32 values held as float32 bits: the integer operation on the same bits
+            out_type = val.type
+            ptr = tl.tt_dialect.bitcast(tl._fp_bits_type(ptr.type), ptr)
+            val = tl.tt_dialect.bitcast(tl._fp_bits_type(val.type), val)
+        out = tl._atomic_rmw(ops[atomic_type], ptr, val, mask=mask, semantic=sem, sync_scope=scope)
+        return tl.tt_dialect.bitcast(out_type, out) if floats else out
+
+    def bind(ref, idx, val, mask, kind: str):
+        x_ref, transforms = sp.get_ref_and_transforms(ref, idx, "atomic_rmw")
+        args, tree = jax.tree_util.tree_flatten((x_ref, transforms, val, mask))
+        return prim.bind(*args, args_tree=tree, atomic_type=tp.AtomicOpType(kind))
+
+    return bind
+
+
+_RELAXED_BIND = _relaxed_primitive()
+RELAXED = _RELAXED_BIND is not None   # whether the kernels' in-phase atomics are relaxed (see the module docstring)
+
+
+def _rmw(ref, idx, val, mask, kind: str):
+    """``old = ref[idx]; ref[idx] = op(old, val)`` where ``mask``, atomically on the GPU with relaxed
+    order (``kind``: "add", "min" or "xchg"; a float32 ref holds int32 bits and gets the integer
+    operation); returns ``old``. Without the relaxed primitive: Pallas's public atomic of the kind
+    (for "add" on int32 tensors, which Pallas sends down its float path, ``addupdate``)."""
+    idx = jnp.where(mask, idx, 0) if mask is not None else idx
+    if RELAXED:
+        return _RELAXED_BIND(ref, (idx,), val, mask, kind)
+    if kind == "add" and jnp.ndim(idx):
+        jax.ref.addupdate(ref, (idx,), jnp.where(mask, val, 0) if mask is not None else val)
+        return None
+    f = {"add": plgpu.atomic_add, "min": plgpu.atomic_min, "xchg": plgpu.atomic_xchg}[kind]
+    return f(ref, (idx,), val, mask=mask)
 
 
 class Config(NamedTuple):
@@ -108,8 +185,9 @@ def _i32(x):
     return lax.bitcast_convert_type(x, jnp.int32)
 
 
-def _atomic_min(ref, idx, val, mask, interpret):
-    """``old = ref[idx]; ref[idx] = min(old, val)`` where mask, atomically on the GPU.
+def _atomic_min(ref, idx, val, mask, interpret, relaxed=False):
+    """``old = ref[idx]; ref[idx] = min(old, val)`` where mask, atomically on the GPU (acquire-release,
+    or with ``relaxed`` relaxed order: :func:`_rmw`).
 
     ``ref`` holds non-negative int32 values stored as float32 bit patterns:
     Pallas's Triton lowering sends tensor atomics on ints down its float
@@ -119,6 +197,8 @@ def _atomic_min(ref, idx, val, mask, interpret):
     atomics would return run in lane order (lower lanes first).
     """
     if not interpret:
+        if relaxed:
+            return _i32(_rmw(ref, idx, _f32(val), mask, "min"))
         return _i32(plgpu.atomic_min(ref, (jnp.where(mask, idx, 0),), _f32(val), mask=mask))
     a = _i32(ref[...])
     ref[...] = _f32(a.at[jnp.where(mask, idx, a.shape[0])].min(val, mode="drop"))
@@ -141,32 +221,36 @@ def _barrier(interpret):
         plgpu.debug_barrier()
 
 
-def _atomic_add(ref, i, value, interpret):
-    """``old = ref[i]; ref[i] += value`` for a scalar int32 (a scalar atomic takes Triton's integer path)."""
+def _atomic_add(ref, i, value, interpret, relaxed=True):
+    """``old = ref[i]; ref[i] += value`` for a scalar int32 (a scalar atomic takes Triton's integer path):
+    relaxed order (a counter read after a grid barrier), or acquire-release (the barrier's own)."""
     value = jnp.asarray(value, jnp.int32)
     if not interpret:
-        return plgpu.atomic_add(ref, (i,), value)
+        return _rmw(ref, i, value, None, "add") if relaxed else plgpu.atomic_add(ref, (i,), value)
     old = ref[i]
     ref[i] = old + value
     return old
 
 
-def _add(ref, idx, val):
-    """``ref[idx] += val`` for int32 tensors, atomically on the GPU (every lane adds; give the lanes
-    with nothing to add a zero). Pallas's ``atomic_add`` sends int tensors down its float path;
-    ``addupdate`` lowers to Triton's integer ``atomic_rmw`` add, and to a scatter-add (duplicates
-    summed) in the interpreter."""
-    jax.ref.addupdate(ref, (idx,), val)
+def _add(ref, idx, val, mask, interpret):
+    """``ref[idx] += val`` where ``mask`` for int32 tensors, atomically on the GPU with relaxed order
+    (:func:`_rmw`); a scatter-add (duplicates summed) in the interpreter."""
+    val = jnp.where(mask, val, 0).astype(ref.dtype)
+    if not interpret:
+        _rmw(ref, idx, val, mask, "add")
+    else:
+        jax.ref.addupdate(ref, (jnp.where(mask, idx, 0),), val)
 
 
 def _exchange(ref, idx, val, mask, interpret):
-    """``old = ref[idx]; ref[idx] = val`` where mask, atomically on the GPU; returns each lane's
+    """``old = ref[idx]; ref[idx] = val`` where mask, atomically on the GPU (relaxed order,
+    :func:`_rmw`); returns each lane's
     ``old`` (int32). ``ref`` holds int32 values as float32 bit patterns (an exchange moves bits
     unchanged). The interpreter runs the exchanges in lane order: a lane gets the value of the
     last earlier masked lane with its index, or the array's. The result is only sound when no
     element of ``idx`` is held by two threads (see :func:`choose`)."""
     if not interpret:
-        return _i32(plgpu.atomic_xchg(ref, (jnp.where(mask, idx, 0),), _f32(val), mask=mask))
+        return _i32(_rmw(ref, idx, _f32(val), mask, "xchg"))
     a = _i32(ref[...])
     lane = jnp.arange(idx.shape[0])
     same = (idx[None, :] == idx[:, None]) & mask[None, :] & mask[:, None]
@@ -214,7 +298,7 @@ def _put(ref, i, value, interpret):
     """``ref[i] = value`` for a scalar int32, atomically (seen by every program)."""
     value = jnp.asarray(value, jnp.int32)
     if not interpret:
-        plgpu.atomic_xchg(ref, (i,), value)
+        _rmw(ref, i, value, None, "xchg")
     else:
         ref[i] = value
 
@@ -244,10 +328,10 @@ def _grid_sync(state, arrived: int, target, spin: int, interpret):
     writes against the others' reads. Returns False if the program gave up after ``spin`` polls
     (the launch then reports ``stalled``)."""
     _barrier(interpret)
-    seen = _atomic_add(state, arrived, 1, interpret) + 1
+    seen = _atomic_add(state, arrived, 1, interpret, relaxed=False) + 1
     seen, _ = lax.while_loop(lambda v: (v[0] < target) & (v[1] < spin),
                              lambda v: (_read(state, arrived, interpret), v[1] + 1),
                              (seen, jnp.int32(0)))
-    seen = _atomic_add(state, arrived, 0, interpret)
+    seen = _atomic_add(state, arrived, 0, interpret, relaxed=False)
     _barrier(interpret)
     return seen >= target

@@ -137,7 +137,7 @@ def _residual_level(reads, dists, level, interpret):
     def visit(y, x, k, valid):
         back = _load(rc, _load(rev, k, valid, 0), valid, 0) > 0
         cand = valid & back & (_i32(_load(dist, x, valid & back, 0.0, volatile=True)) == INT_MAX)
-        old = _flat(_atomic_min, dist, x, jnp.full(x.shape, level, jnp.int32), cand, interpret)
+        old = _flat(partial(_atomic_min, relaxed=True), dist, x, jnp.full(x.shape, level, jnp.int32), cand, interpret)
         new = cand & (old == INT_MAX)
         return new, x, jnp.where(new, _load(counted, x, new, 0), 0)
     return (indptr, heads), visit
@@ -151,7 +151,7 @@ def _alternating_level(reads, dists, level, interpret):
 
     def visit(y, x, k, valid):
         cand = valid & (_i32(_load(psi_c, x, valid, 0.0, volatile=True)) == INT_MAX)
-        old = _flat(_atomic_min, psi_c, x, jnp.full(x.shape, level + 1, jnp.int32), cand, interpret)
+        old = _flat(partial(_atomic_min, relaxed=True), psi_c, x, jnp.full(x.shape, level + 1, jnp.int32), cand, interpret)
         col_new = cand & (old == INT_MAX)
         r = _load(mate, x, col_new, -1)
         new = col_new & (r >= 0)

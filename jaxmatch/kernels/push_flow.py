@@ -81,9 +81,10 @@ The grid barrier and the three rotating counter slots are those of
 :mod:`jaxmatch.kernels.bfs_level` (whose docstring explains the rotation);
 loads of what other programs write (capacities, excesses, heights, the
 queue) are volatile, past the L1 caches of other SMs. Lowering: Pallas's
-Triton backend, for the reasons given there; excess updates use
-``addupdate``, which lowers to Triton's integer atomic add
-(:func:`jaxmatch.kernels._pallas._add`). In interpret mode (the CPU tests)
+Triton backend, for the reasons given there; every atomic inside a phase
+(capacity and excess adds, claims, counters) has relaxed order and skips
+masked lanes (:func:`jaxmatch.kernels._pallas._rmw`): the barrier orders
+the phases, and only the barrier's atomics pay a fence. In interpret mode (the CPU tests)
 the grid is one program.
 
 Cost per round: O(queue + its arcs) work and two grid barriers, against a
@@ -205,9 +206,8 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             d = d_f + d_r
             moved = d > 0
             _flat(_store, rc, k, r - d, moved, interpret)
-            spread = jnp.where(valid, k, 0)   # lanes with nothing to add: a zero on an address of their own
-            _add(rc, jnp.where(moved, kr, spread), d)
-            _add(excess, jnp.where(moved, w, spread % vc), d)
+            _add(rc, kr, d, moved, interpret)
+            _add(excess, w, d, moved, interpret)
             cand = moved & (_load(terminal, w, moved, 1) == 0)
             _append(state, _CNT + slot, buf, base_out, _flat(_claim, stamp, w, rid, cand, interpret), w, interpret)
             return rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32)
@@ -215,7 +215,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         top = jnp.max(deg)
         rem, pushes = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
                                     (jnp.where(act, e, 0), jnp.int32(0)))
-        _add(excess, u, jnp.where(act, rem - e, 0))
+        _add(excess, u, rem - e, act, interpret)
 
         @pl.when(pushes > 0)
         def _():
