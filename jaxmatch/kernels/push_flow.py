@@ -88,9 +88,10 @@ the phases, and only the barrier's atomics pay a fence. In interpret mode (the C
 the grid is one program.
 
 Cost per round: O(queue + its arcs) work and two grid barriers, against a
-loop step of about ten XLA kernels in the array form: 19.6 us for a round
-of one active vertex on an H100 with the default knobs, against 100-190 us
-as an XLA step (``experiments/bench_rounds.py``, RESULTS session 11).
+loop step of about ten XLA kernels in the array form: 8.3 us for a round
+of one active vertex on an H100 with the default knobs (20.2 us with
+Pallas's fenced atomics), against 100-190 us as an XLA step
+(``experiments/bench_rounds.py``, RESULTS sessions 11 and 20).
 
 >>> import jax.numpy as jnp
 >>> indptr = jnp.array([0, 1, 3, 4], jnp.int32)        # path 0 -> 1 -> 2 of capacity 5, 0 the source
