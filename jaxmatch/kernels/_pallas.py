@@ -12,9 +12,9 @@ kernels the barrier alone orders one phase's writes before the next phase's
 reads, so inside a phase an atomic needs only to be atomic. :func:`_rmw` binds
 a primitive of this module, lowered (for Triton only) to the same
 ``tt.atomic_rmw`` with relaxed order and a mask, so that lanes with nothing to
-do issue no atomic at all; the barrier's own atomics keep acquire-release, and
-so does the stable-marriage kernel, whose correctness rests on the release
-order of its atomic. The primitive reuses Pallas's private lowering helpers;
+do issue no atomic at all. The grid barrier's arrival has release order and its
+last read acquire order; the stable-marriage kernel keeps Pallas's
+acquire-release atomic, as its correctness rests on the release order. The primitive reuses Pallas's private lowering helpers;
 where the installed JAX lacks them, :data:`RELAXED` is False and the helpers
 fall back to Pallas's public atomics (same answers, the fenced cost).
 """
@@ -40,7 +40,8 @@ def _relaxed_primitive():
         from jax._src.pallas.triton import primitives as tp
         from jax._src.state import indexing
         from jax._src.state import primitives as sp
-        sem = tl.tt_dialect.MemSemantic.RELAXED
+        sems = {"relaxed": tl.tt_dialect.MemSemantic.RELAXED, "release": tl.tt_dialect.MemSemantic.RELEASE,
+                "acquire": tl.tt_dialect.MemSemantic.ACQUIRE}
         scope = tl.tt_dialect.MemSyncScope.GPU
         ops = {tp.AtomicOpType.ADD: tl.tt_dialect.RMWOp.ADD, tp.AtomicOpType.MIN: tl.tt_dialect.RMWOp.MIN,
                tp.AtomicOpType.XCHG: tl.tt_dialect.RMWOp.XCHG}
@@ -50,10 +51,10 @@ def _relaxed_primitive():
         return None
     del pieces
     prim = jax_core.Primitive("jaxmatch_relaxed_atomic")
-    prim.def_effectful_abstract_eval(tp._atomic_abstract_eval)
+    prim.def_effectful_abstract_eval(lambda *avals, order, **kw: tp._atomic_abstract_eval(*avals, **kw))
 
     @tl.register_lowering(prim)
-    def _lower(ctx, *args_flat, args_tree, atomic_type):
+    def _lower(ctx, *args_flat, args_tree, atomic_type, order):
         block_info, *_ = ctx.block_infos
         ptr, indexers, val, mask = args_tree.unflatten(args_flat)
         *_, value_aval, mask_aval = args_tree.unflatten(ctx.avals_in)
@@ -67,13 +68,13 @@ def _relaxed_primitive():
             out_type = val.type
             ptr = tl.tt_dialect.bitcast(tl._fp_bits_type(ptr.type), ptr)
             val = tl.tt_dialect.bitcast(tl._fp_bits_type(val.type), val)
-        out = tl._atomic_rmw(ops[atomic_type], ptr, val, mask=mask, semantic=sem, sync_scope=scope)
+        out = tl._atomic_rmw(ops[atomic_type], ptr, val, mask=mask, semantic=sems[order], sync_scope=scope)
         return tl.tt_dialect.bitcast(out_type, out) if floats else out
 
-    def bind(ref, idx, val, mask, kind: str):
+    def bind(ref, idx, val, mask, kind: str, order: str):
         x_ref, transforms = sp.get_ref_and_transforms(ref, idx, "atomic_rmw")
         args, tree = jax.tree_util.tree_flatten((x_ref, transforms, val, mask))
-        return prim.bind(*args, args_tree=tree, atomic_type=tp.AtomicOpType(kind))
+        return prim.bind(*args, args_tree=tree, atomic_type=tp.AtomicOpType(kind), order=order)
 
     return bind
 
@@ -82,14 +83,15 @@ _RELAXED_BIND = _relaxed_primitive()
 RELAXED = _RELAXED_BIND is not None   # whether the kernels' in-phase atomics are relaxed (see the module docstring)
 
 
-def _rmw(ref, idx, val, mask, kind: str):
-    """``old = ref[idx]; ref[idx] = op(old, val)`` where ``mask``, atomically on the GPU with relaxed
-    order (``kind``: "add", "min" or "xchg"; a float32 ref holds int32 bits and gets the integer
-    operation); returns ``old``. Without the relaxed primitive: Pallas's public atomic of the kind
-    (for "add" on int32 tensors, which Pallas sends down its float path, ``addupdate``)."""
+def _rmw(ref, idx, val, mask, kind: str, order: str = "relaxed"):
+    """``old = ref[idx]; ref[idx] = op(old, val)`` where ``mask``, atomically on the GPU with the memory
+    ``order`` "relaxed" (default), "release" or "acquire" (``kind``: "add", "min" or "xchg"; a float32
+    ref holds int32 bits and gets the integer operation); returns ``old``. Without the relaxed
+    primitive: Pallas's public atomic of the kind, acquire-release (for "add" on int32 tensors, which
+    Pallas sends down its float path, ``addupdate``)."""
     idx = jnp.where(mask, idx, 0) if mask is not None else idx
     if RELAXED:
-        return _RELAXED_BIND(ref, (idx,), val, mask, kind)
+        return _RELAXED_BIND(ref, (idx,), val, mask, kind, order)
     if kind == "add" and jnp.ndim(idx):
         jax.ref.addupdate(ref, (idx,), jnp.where(mask, val, 0) if mask is not None else val)
         return None
@@ -221,12 +223,12 @@ def _barrier(interpret):
         plgpu.debug_barrier()
 
 
-def _atomic_add(ref, i, value, interpret, relaxed=True):
-    """``old = ref[i]; ref[i] += value`` for a scalar int32 (a scalar atomic takes Triton's integer path):
-    relaxed order (a counter read after a grid barrier), or acquire-release (the barrier's own)."""
+def _atomic_add(ref, i, value, interpret, order="relaxed"):
+    """``old = ref[i]; ref[i] += value`` for a scalar int32 (a scalar atomic takes Triton's integer path)
+    with the memory ``order`` of :func:`_rmw`: relaxed for a counter read after a grid barrier."""
     value = jnp.asarray(value, jnp.int32)
     if not interpret:
-        return _rmw(ref, i, value, None, "add") if relaxed else plgpu.atomic_add(ref, (i,), value)
+        return _rmw(ref, i, value, None, "add", order)
     old = ref[i]
     ref[i] = old + value
     return old
@@ -321,17 +323,18 @@ def _read(ref, i, interpret):
 
 def _grid_sync(state, arrived: int, target, spin: int, interpret):
     """Grid barrier of a persistent kernel: every program arrives with an atomic add on the word
-    ``state[arrived]`` and polls it with volatile loads (which do not queue at the address as
+    ``state[arrived]`` (release: the program's writes, and through the thread barrier before it its
+    threads', are seen before the arrival) and polls it with volatile loads (which do not queue at the address as
     atomics do) until it reaches ``target`` (the programs times the barriers passed so far, this
     one included), then reads it once more with an atomic (acquire: what follows is not moved
     before it); thread barriers before the arrival and after the poll order each program's
     writes against the others' reads. Returns False if the program gave up after ``spin`` polls
     (the launch then reports ``stalled``)."""
     _barrier(interpret)
-    seen = _atomic_add(state, arrived, 1, interpret, relaxed=False) + 1
+    seen = _atomic_add(state, arrived, 1, interpret, "release") + 1
     seen, _ = lax.while_loop(lambda v: (v[0] < target) & (v[1] < spin),
                              lambda v: (_read(state, arrived, interpret), v[1] + 1),
                              (seen, jnp.int32(0)))
-    seen = _atomic_add(state, arrived, 0, interpret, relaxed=False)
+    seen = _atomic_add(state, arrived, 0, interpret, "acquire")
     _barrier(interpret)
     return seen >= target
