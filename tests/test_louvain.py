@@ -791,8 +791,13 @@ def test_max_iters_and_max_levels_status():
     assert err.value.status is jaxmatch.Status.MAX_LEVELS
     short = louvain(g, max_iters=1, throw=False)
     check_result(g, short)
-    assert short.status_name == "hit max_iters"
-    assert np.all(np.asarray(short.stats["iterations"]) <= 1)
+    assert short.status_name == "hit max_iters"    # the refinement, the last stage, stopped at the cap
+    assert np.all(np.asarray(short.stats["iterations"]) <= 1) and int(short.stats["refine_iterations"]) == 1
+    # without the refinement the last level is the last stage: the capped levels before it just end
+    assert int(louvain(g).stats["iterations"][0]) > 1
+    coarse = louvain(g, max_iters=1, refine=False)
+    check_result(g, coarse)
+    assert coarse.status_name == "converged" and np.all(np.asarray(coarse.stats["iterations"]) == 1)
     one = louvain(g, max_levels=1, throw=False)
     check_result(g, one)
     assert int(one.stats["levels"]) == 1 and one.status_name == "hit max_levels"

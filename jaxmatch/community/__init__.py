@@ -65,7 +65,9 @@ class LouvainResult(NamedTuple):
             the refinement can only raise ``modularity`` above the last one.
         status: int32 scalar, a :class:`jaxmatch.Status`: CONVERGED;
             MAX_LEVELS when the method stopped at ``max_levels`` while still
-            improving; MAX_ITERS when a level hit ``max_iters``. The partition
+            improving; MAX_ITERS when the last stage (the refinement, or the
+            last level with ``refine=False``) stopped at ``max_iters`` while
+            still improving (a coarser level that reaches it just ends). The partition
             is valid either way.
         stats: dict of counters: ``levels`` (levels run), ``iterations``
             [levels] (sweeps of the modularity optimisation per level),
@@ -102,8 +104,9 @@ class LeidenResult(NamedTuple):
         level_modularity: [levels]: Q of ``levels[l]``.
         status: int32 scalar, a :class:`jaxmatch.Status`: CONVERGED;
             MAX_LEVELS when ``max_levels`` stopped the method while the
-            aggregate still shrank; MAX_ITERS when a level's sweeps or
-            refinement rounds hit ``max_iters``. ``labels`` is valid either way.
+            aggregate still shrank; MAX_ITERS when the last level's sweeps or
+            refinement rounds stopped at ``max_iters`` (an earlier level that
+            reaches it just ends). ``labels`` is valid either way.
         stats: dict: ``levels``, ``iterations``, ``moves``, ``vertices`` and
             ``communities`` as :class:`LouvainResult`'s; ``refine_rounds`` and
             ``refine_merges`` [levels] (the refinement's rounds and the vertices
@@ -225,7 +228,9 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
         max_levels: the most levels of all passes (a positive int, at most
             1024; None: 32).
         max_iters: the most sweeps of one level (a positive int, at most
-            65536; None: 100).
+            65536; None: 100). A level that reaches it ends and the next level
+            starts from its partition (GVE-Louvain's iteration cap); only the
+            last stage reaching it while still improving sets MAX_ITERS.
         refine: improve the final partition on the input graph (default
             True); False returns the last level's partition.
         axis_name: None (default), or, inside ``jax.vmap(...,
@@ -310,8 +315,8 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     if refine:               # the final partition refined on the input graph, on the devices
         start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
         start[:sg.n] = labels
-        comm2, q2, it2, moves2, _ = _sh.level_one(sg, jnp.float32(resolution), *gains, jax.device_put(start),
-                                                  max_iters=passes, coarsen=False)
+        comm2, q2, it2, moves2, status2 = _sh.level_one(sg, jnp.float32(resolution), *gains, jax.device_put(start),
+                                                        max_iters=passes, coarsen=False)
         labels = np.unique(np.asarray(comm2)[:sg.n], return_inverse=True)[1].astype(np.int32)
         q = q2
         refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])
@@ -323,7 +328,11 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
                  iterations=np.concatenate([one["iterations"], np.asarray(r.stats["iterations"])]),
                  moves=np.concatenate([pad(one["moves"]), pad(rm)]),
                  vertices=np.concatenate([one["vertices"], np.asarray(r.stats["vertices"])]))
-    status = jnp.where(status1 != 0, status1, r.status)
+    # as on one device, a level's iteration cap counts in the last stage only: the refinement, or
+    # the coarse run's last level
+    status = r.status
+    if refine:
+        status = jnp.where(r.status == Status.MAX_LEVELS, r.status, status2)
     res = LouvainResult(jax.device_put(labels),
                         jax.device_put(np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])),
                         q, jnp.concatenate([jnp.reshape(q1, (1,)), jnp.asarray(r.level_modularity)]),

@@ -169,7 +169,8 @@ def leiden(g, opts: Options, passes, *, max_levels: int, max_iters: int, axis=No
             rounds=st.rounds.at[at].set(rounds, mode="drop"),
             merges=st.merges.at[at].set(merges, mode="drop"),
             level=level, done=last, out_of_levels=last & shrinks,
-            hit_max_iters=st.hit_max_iters | hit | hit_r)
+            # as in Louvain, a level's iteration cap counts in the last level only
+            hit_max_iters=st.hit_max_iters | (last & (hit | hit_r)))
 
     wdt = gr0.w.dtype
     zeros = jnp.zeros(max_levels, jnp.int32)

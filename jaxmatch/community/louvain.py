@@ -23,7 +23,12 @@ once per capacity and vmaps over a batch. One level:
    the simultaneous moves safe, while a sweep gains at least the threshold
    (``threshold_large * |Q|`` while more than ``large_graph`` vertices of the
    level's graph have a non-loop entry, else ``threshold``), at most
-   ``max_iters`` sweeps.
+   ``max_iters`` sweeps. A level that reaches ``max_iters`` ends there and
+   the next one starts from its partition, as GVE-Louvain's iteration cap
+   does; only the last stage (the refinement, or the last level without
+   it) stopping at the cap while still improving makes the status
+   ``MAX_ITERS`` (a capped coarse level was optimised further by the
+   levels after it; ``stats["iterations"]`` shows every level's sweeps).
 3. **Aggregation** (Algorithm 3, :mod:`jaxmatch.community.aggregation`):
    every community becomes a vertex of the next level's graph. The last
    level's coarse graph is not built (nothing reads it).
@@ -204,7 +209,8 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg
             refining=last & refine,
             done=st.refining | (last & ~refine),
             out_of_levels=st.out_of_levels | (last & improving),
-            hit_max_iters=st.hit_max_iters | (hit & (record | st.refining)),
+            # the cap counts in the last stage only (see the module docstring)
+            hit_max_iters=st.hit_max_iters | (hit & (st.refining | (last & ~refine))),
             communities=jnp.where(st.refining, k, n_coarse),
             refine_iters=jnp.where(st.refining, iters, st.refine_iters),
             refine_moves=jnp.where(st.refining, moves, st.refine_moves))
