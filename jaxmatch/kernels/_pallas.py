@@ -14,9 +14,10 @@ a primitive of this module, lowered (for Triton only) to the same
 ``tt.atomic_rmw`` with relaxed order and a mask, so that lanes with nothing to
 do issue no atomic at all. The grid barrier's arrival has release order and its
 last read acquire order; the stable-marriage kernel keeps Pallas's
-acquire-release atomic, as its correctness rests on the release order. The primitive reuses Pallas's private lowering helpers;
-where the installed JAX lacks them, :data:`RELAXED` is False and the helpers
-fall back to Pallas's public atomics (same answers, the fenced cost).
+acquire-release atomic, as its correctness rests on the release order. The
+primitive reuses Pallas's private lowering helpers (``jax._src``); where the
+installed JAX lacks them, :data:`RELAXED` is False and the helpers fall back
+to Pallas's public atomics (same answers, the fenced cost).
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def _relaxed_primitive():
         scope = tl.tt_dialect.MemSyncScope.GPU
         ops = {tp.AtomicOpType.ADD: tl.tt_dialect.RMWOp.ADD, tp.AtomicOpType.MIN: tl.tt_dialect.RMWOp.MIN,
                tp.AtomicOpType.XCHG: tl.tt_dialect.RMWOp.XCHG}
+        # every private piece used below, looked up now so that a JAX without one falls back here
         pieces = (tl.register_lowering, tl._compute_pointers_from_indices, tl._ensure_ir_value, tl._fp_bits_type,
                   tl._atomic_rmw, tp._atomic_abstract_eval, sp.get_ref_and_transforms, indexing.NDIndexer)
     except (ImportError, AttributeError):
