@@ -24,10 +24,13 @@ of microseconds), not its work. One launch here runs up to
    ping-pong buffer) with one atomic add on the level's counter per chunk;
    the vertices of interest are added up by a second atomic;
 4. a grid barrier ends the level: every program arrives with an atomic add
-   on one word and polls it (atomically) until all have arrived; thread
-   barriers before the arrival and after the poll order each program's
-   writes against the others' reads. After it every program reads the
-   level's counters (atomics), so all take the same decision to go on.
+   (release order) on one word and polls it with volatile loads until all
+   have arrived, then reads it once with an acquire atomic; thread barriers
+   before the arrival and after the poll order each program's writes
+   against the others' reads. After it every program reads the level's
+   counters (volatile loads), so all take the same decision to go on. The
+   atomics inside a level (the minimum, the counters) have relaxed order
+   (:func:`jaxmatch.kernels._pallas._rmw`): the barrier orders the levels.
    Counters rotate over three slots: program 0 clears the slot of level
    L + 1 during level L, which no program reads any more (all read it
    before arriving at the barrier of level L - 1) and no program writes
