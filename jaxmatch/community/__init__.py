@@ -328,11 +328,8 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
                  iterations=np.concatenate([one["iterations"], np.asarray(r.stats["iterations"])]),
                  moves=np.concatenate([pad(one["moves"]), pad(rm)]),
                  vertices=np.concatenate([one["vertices"], np.asarray(r.stats["vertices"])]))
-    # as on one device, a level's iteration cap counts in the last stage only: the refinement, or
-    # the coarse run's last level
-    status = r.status
-    if refine:
-        status = jnp.where(r.status == Status.MAX_LEVELS, r.status, status2)
+    # as on one device, a level's iteration cap counts in the last stage only (the refinement, if any)
+    status = jnp.where(r.status == Status.MAX_LEVELS, r.status, status2) if refine else r.status
     res = LouvainResult(jax.device_put(labels),
                         jax.device_put(np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])),
                         q, jnp.concatenate([jnp.reshape(q1, (1,)), jnp.asarray(r.level_modularity)]),
