@@ -39,10 +39,12 @@ MATCHING = [RES / p for p in (  # oldest first (RESULTS.md's order of the runs)
     "bench_matching_h100_rcp22_a.json", "bench_matching_h100_rcp22_b.json",
     "bench_matching_h100_scale24_power_law.json", "bench_matching_h100_scale24_road_rcp.json",
     "session13_h100/bench_matching20_run1.json", "session13_h100/bench_matching20_classes_run2.json",
-    "session13_h100/bench_matching22_run3.json", "session13_h100/bench_matching20_auto_run4.json")]
+    "session13_h100/bench_matching22_run3.json", "session13_h100/bench_matching20_auto_run4.json",
+    "session20_h100/bench_matching_20.json")]
 FLOW_PEERS = [RES / "flow_h100" / p for p in (
     "bench_flow.json", "bench_flow_session8.json", "bench_flow_genrmf21_session8.json")]
-FLOW_OURS = [RES / "session12_h100" / p for p in ("bench_flow_run5.json", "bench_flow21_run4.json")]
+FLOW_OURS = [RES / p for p in ("session12_h100/bench_flow_run5.json", "session12_h100/bench_flow21_run4.json",
+                                "session20_h100/bench_flow_18_20.json", "session20_h100/bench_flow_21.json")]
 WEIGHTED = [RES / p for p in (
     "weighted_h100_rmat20.json", "weighted_h100_power_law1e7.json", "weighted_h100_rmat1e8.json")]
 LOUVAIN = [RES / "louvain_h100" / p for p in (  # the newest run: the 10M tier, then the 50K tier
