@@ -248,11 +248,10 @@ def _add(ref, idx, val, mask, interpret):
 
 def _exchange(ref, idx, val, mask, interpret):
     """``old = ref[idx]; ref[idx] = val`` where mask, atomically on the GPU (relaxed order,
-    :func:`_rmw`); returns each lane's
-    ``old`` (int32). ``ref`` holds int32 values as float32 bit patterns (an exchange moves bits
-    unchanged). The interpreter runs the exchanges in lane order: a lane gets the value of the
-    last earlier masked lane with its index, or the array's. The result is only sound when no
-    element of ``idx`` is held by two threads (see :func:`choose`)."""
+    :func:`_rmw`); returns each lane's ``old`` (int32). ``ref`` holds int32 values as float32 bit
+    patterns (an exchange moves bits unchanged). The interpreter runs the exchanges in lane order:
+    a lane gets the value of the last earlier masked lane with its index, or the array's. The
+    result is only sound when no element of ``idx`` is held by two threads (see :func:`choose`)."""
     if not interpret:
         return _i32(_rmw(ref, idx, _f32(val), mask, "xchg"))
     a = _i32(ref[...])
@@ -326,10 +325,10 @@ def _read(ref, i, interpret):
 def _grid_sync(state, arrived: int, target, spin: int, interpret):
     """Grid barrier of a persistent kernel: every program arrives with an atomic add on the word
     ``state[arrived]`` (release: the program's writes, and through the thread barrier before it its
-    threads', are seen before the arrival) and polls it with volatile loads (which do not queue at the address as
-    atomics do) until it reaches ``target`` (the programs times the barriers passed so far, this
-    one included), then reads it once more with an atomic (acquire: what follows is not moved
-    before it); thread barriers before the arrival and after the poll order each program's
+    threads', are seen before the arrival) and polls it with volatile loads (which do not queue at
+    the address as atomics do) until it reaches ``target`` (the programs times the barriers passed
+    so far, this one included), then reads it once more with an atomic (acquire: what follows is
+    not moved before it); thread barriers before the arrival and after the poll order each program's
     writes against the others' reads. Returns False if the program gave up after ``spin`` polls
     (the launch then reports ``stalled``)."""
     _barrier(interpret)

@@ -132,6 +132,9 @@ def _expand(state, buf, *, vc, side, count, slot, program, grid, cfg, arcs, visi
     _chunks(count, block, program, grid, chunk)
 
 
+_claim_min = partial(_atomic_min, relaxed=True)   # a level's claims: the barrier orders the levels
+
+
 def _residual_level(reads, dists, level, interpret):
     """``visit`` of the flow's backward residual BFS: an arc (y, x) whose reverse (x, y) is residual
     labels an unlabelled x at ``level``; x enters the frontier; counted x are found."""
@@ -140,7 +143,7 @@ def _residual_level(reads, dists, level, interpret):
     def visit(y, x, k, valid):
         back = _load(rc, _load(rev, k, valid, 0), valid, 0) > 0
         cand = valid & back & (_i32(_load(dist, x, valid & back, 0.0, volatile=True)) == INT_MAX)
-        old = _flat(partial(_atomic_min, relaxed=True), dist, x, jnp.full(x.shape, level, jnp.int32), cand, interpret)
+        old = _flat(_claim_min, dist, x, jnp.full(x.shape, level, jnp.int32), cand, interpret)
         new = cand & (old == INT_MAX)
         return new, x, jnp.where(new, _load(counted, x, new, 0), 0)
     return (indptr, heads), visit
@@ -154,7 +157,7 @@ def _alternating_level(reads, dists, level, interpret):
 
     def visit(y, x, k, valid):
         cand = valid & (_i32(_load(psi_c, x, valid, 0.0, volatile=True)) == INT_MAX)
-        old = _flat(partial(_atomic_min, relaxed=True), psi_c, x, jnp.full(x.shape, level + 1, jnp.int32), cand, interpret)
+        old = _flat(_claim_min, psi_c, x, jnp.full(x.shape, level + 1, jnp.int32), cand, interpret)
         col_new = cand & (old == INT_MAX)
         r = _load(mate, x, col_new, -1)
         new = col_new & (r >= 0)

@@ -84,11 +84,11 @@ queue) are volatile, past the L1 caches of other SMs. Lowering: Pallas's
 Triton backend, for the reasons given there; every atomic inside a phase
 (capacity and excess adds, claims, counters) has relaxed order and skips
 masked lanes (:func:`jaxmatch.kernels._pallas._rmw`): the barrier orders
-the phases, and only the barrier's atomics pay a fence. In interpret mode (the CPU tests)
-the grid is one program.
+the phases, and only the barrier's atomics pay a fence. In interpret mode
+(the CPU tests) the grid is one program.
 
 Cost per round: O(queue + its arcs) work and two grid barriers, against a
-loop step of about ten XLA kernels in the array form: 8.3 us for a round
+loop step of about ten XLA kernels in the array form: 7.0 us for a round
 of one active vertex on an H100 with the default knobs (20.2 us with
 Pallas's fenced atomics), against 100-190 us as an XLA step
 (``experiments/bench_rounds.py``, RESULTS sessions 11 and 20).
