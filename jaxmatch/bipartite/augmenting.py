@@ -90,6 +90,13 @@ class WalkState(NamedTuple):
     step: jax.Array
 
 
+def reducers(axis):
+    """(pmin, psum) over the mesh axis ``axis`` (a graph's edges split over it), or identities."""
+    if axis is None:
+        return (lambda x: x), (lambda x: x)
+    return (lambda x: lax.pmin(x, axis)), (lambda x: lax.psum(x, axis))
+
+
 def _bfs(g, row_mate, col_mate, *, shortest: bool, with_root: bool, axis=None) -> BFSState:
     """Alternating BFS from all unmatched columns (GPUBFS / GPUBFS-WR).
 
@@ -97,8 +104,7 @@ def _bfs(g, row_mate, col_mate, *, shortest: bool, with_root: bool, axis=None) -
     vertex arrays replicated): each device scans its own edges and the predecessors are combined
     by a ``lax.pmin`` (the smallest column per row, as on one device), the edge count by a
     ``lax.psum``; everything else is per vertex and runs identically on every device."""
-    pmin = (lambda x: x) if axis is None else (lambda x: lax.pmin(x, axis))
-    psum = (lambda x: x) if axis is None else (lambda x: lax.psum(x, axis))
+    pmin, psum = reducers(axis)
     row, col = g.by_col.indices, g.by_col.src
     rc, cc = g.row_cap, g.col_cap
     cols = jnp.arange(cc, dtype=jnp.int32)

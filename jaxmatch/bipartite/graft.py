@@ -95,7 +95,7 @@ from jax import lax
 
 from jaxmatch._ops import INT_MAX, mask_ids, take
 from jaxmatch.status import Status
-from jaxmatch.bipartite.augmenting import default_phases, walk_back
+from jaxmatch.bipartite.augmenting import default_phases, reducers, walk_back
 from jaxmatch.bipartite.push_relabel import consistent_col_mate
 
 DEFAULT_ALPHA = 5.0  # the paper: "alpha ~ 5 performs better for the MS-BFS-Graft algorithm"
@@ -155,17 +155,10 @@ def initial_state(g, row_mate, col_mate) -> GraftState:
                       jnp.bool_(False), zero, zero, zero, zero, zero, zero, zero)
 
 
-def _reducers(axis):
-    """(pmin, psum) over the mesh axis ``axis`` (the edges split over it), or identities."""
-    if axis is None:
-        return (lambda x: x), (lambda x: x)
-    return (lambda x: lax.pmin(x, axis)), (lambda x: lax.psum(x, axis))
-
-
 def _top_down(g, s: GraftState, unvisited, axis=None):
     """Algorithm 4: frontier columns claim their unvisited neighbours (smallest column wins).
     Returns (claim [row_cap], edges scanned). ``axis``: see :func:`ms_bfs_graft`."""
-    pmin, psum = _reducers(axis)
+    pmin, psum = reducers(axis)
     row, col = g.by_col.indices, g.by_col.src
     scan = take(s.front & _active_cols(g, s.root_c, s.leaf), col, False)
     cand = scan & take(unvisited, row, False)
@@ -193,7 +186,7 @@ def _bottom_up(g, s: GraftState, search, axis=None):
         claim = jnp.where(hit, take(col, first, cc), cc)
         scanned = jnp.where(hit, first - indptr[:-1] + 1, indptr[1:] - indptr[:-1])
         return claim, jnp.sum(jnp.where(search, scanned, 0), dtype=jnp.int32)
-    pmin, psum = _reducers(axis)
+    pmin, psum = reducers(axis)
     row, col = g.by_col.indices, g.by_col.src
     on = take(search, row, False)
     cand = on & take(_active_cols(g, s.root_c, s.leaf), col, False)

@@ -239,11 +239,11 @@ def _atomic_add(ref, i, value, interpret, order="relaxed"):
 def _add(ref, idx, val, mask, interpret):
     """``ref[idx] += val`` where ``mask`` for int32 tensors, atomically on the GPU with relaxed order
     (:func:`_rmw`); a scatter-add (duplicates summed) in the interpreter."""
-    val = jnp.where(mask, val, 0).astype(ref.dtype)
+    val = val.astype(ref.dtype)
     if not interpret:
         _rmw(ref, idx, val, mask, "add")
     else:
-        jax.ref.addupdate(ref, (jnp.where(mask, idx, 0),), val)
+        jax.ref.addupdate(ref, (jnp.where(mask, idx, 0),), jnp.where(mask, val, 0))
 
 
 def _exchange(ref, idx, val, mask, interpret):
