@@ -39,6 +39,14 @@ Usage::
 
 Writes JSON to ``--out`` (default experiments/results/bench_compile_<backend>.json)
 and prints a table last.
+
+``--sweep``: instead, each solver runs in one process over every size of ``--sizes``
+in turn (each size a new shape, so a new compilation; no persistent cache), and the
+first and warm call of each size are printed and written: a size at which XLA's
+compile is pathological stands out (session 21 found 25-35 s kernels at some sizes)::
+
+    python3 experiments/bench_compile.py --sweep --solvers max_flow,suitor \
+        --sizes 1e3,4e3,8e3,16e3,32e3,64e3,256e3 --out $OUT/sweep.json
 """
 from __future__ import annotations
 
@@ -219,6 +227,26 @@ def child(spec: dict) -> dict:
         cache_min_compile_time_s=jax.config.jax_persistent_cache_min_compile_time_secs)
 
 
+def sweep(spec: dict) -> list:
+    """``--sweep``'s child: one solver over many sizes in this process; a row per size."""
+    import jax
+
+    rows = []
+    for size, m in spec["sizes"]:
+        fn, edges, answer = _solver(spec["solver"], _build(_family(spec["solver"]), m, 0, spec["batch"]),
+                                    spec["batch"])
+        t = time.perf_counter()
+        jax.block_until_ready(fn())
+        first = time.perf_counter() - t
+        t = time.perf_counter()
+        out = jax.block_until_ready(fn())
+        rows.append(dict(solver=spec["solver"], size=size, edges=edges, first_s=first,
+                         warm_s=time.perf_counter() - t, answer=answer(out), device=jax.devices()[0].device_kind))
+        print(f"{spec['solver']:18s} {size:>8s} {edges:9d} edges: first {first:6.2f} s, warm {rows[-1]['warm_s']:.4f} s",
+              file=sys.stderr, flush=True)
+    return rows
+
+
 # --------------------------------------------------------------------------
 # the parent: never imports JAX (on a GPU it would hold device memory the children need)
 
@@ -230,7 +258,7 @@ def _run_child(spec: dict, timeout: float) -> dict:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=str(ROOT))
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
-    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith(("{", "["))]
     if p.returncode != 0 or not lines:
         return {"error": f"exit {p.returncode}: {p.stderr.strip().splitlines()[-1:] or p.stdout[-300:]}"}
     return json.loads(lines[-1])
@@ -309,10 +337,12 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help="JSON file (default experiments/results/bench_compile_<backend>.json)")
     p.add_argument("--append", action="store_true",
                    help="keep the rows already in --out (a run split over several calls)")
+    p.add_argument("--sweep", action="store_true", help="each solver over all sizes in one process (no cache)")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child:
-        print(json.dumps(child(json.loads(a.child))), flush=True)
+        spec = json.loads(a.child)
+        print(json.dumps(sweep(spec) if "sizes" in spec else child(spec)), flush=True)
         return 0
     solvers = [s for s in a.solvers.split(",") if s]
     bad = sorted(set(solvers) - set(SOLVERS))
@@ -322,6 +352,18 @@ def main(argv=None) -> int:
     work = pathlib.Path(a.work or tempfile.mkdtemp(prefix="bench_compile_"))
     work.mkdir(parents=True, exist_ok=True)
     rows, t0 = [], time.perf_counter()
+    if a.sweep:
+        for solver in solvers:
+            got = _run_child(dict(solver=solver, sizes=sizes, batch=a.batch), a.timeout)
+            rows += got if isinstance(got, list) else [dict(solver=solver, **got)]
+        out = pathlib.Path(a.out or ROOT / "experiments" / "results" / "bench_compile_sweep.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(dict(benchmark="bench_compile --sweep", date=_dt.datetime.now().isoformat(
+            timespec="seconds"), rows=rows), indent=1))
+        for r in rows:
+            print(r.get("error") or f"{r['solver']:18s} {r['size']:>8s} {r['edges']:9d} edges: first "
+                  f"{r['first_s']:6.2f} s, warm {r['warm_s']:.4f} s")
+        return 0 if all("error" not in r for r in rows) else 1
     kept = _earlier_rows(a)
     try:
         for size, m in sizes:

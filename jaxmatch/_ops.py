@@ -103,14 +103,34 @@ def segment_argmin(keys: jax.Array, ids: jax.Array, segments: jax.Array, num_seg
     return best, arg
 
 
+def prefix(x: jax.Array, op: str = "sum", *, dtype=None, axis: int = 0, reverse: bool = False) -> jax.Array:
+    """The running ``op`` ("sum", "max" or "min") of ``x`` along ``axis`` (``jnp.cumsum`` with
+    ``dtype``; ``lax.cummax`` / ``lax.cummin``), computed apart from the ops around it: its input
+    and output pass optimization barriers, so XLA fuses neither the scan into a reduction nor a
+    reduction beside it. Fused with a reduction, XLA's GPU backend lowers the scan (a blocked
+    reduce-window) inside the reduction's loop, and at some sizes LLVM then took 20-35 s to
+    compile that one kernel (``max_flow`` on networks of 8,192 arcs, ``suitor`` and ``b_suitor``
+    on graphs of 15K-30K edges; experiments/RESULTS.md, session 21). Apart it costs one more
+    pass over the array.
+    """
+    x = lax.optimization_barrier(x)
+    if op == "sum":
+        out = jnp.cumsum(jnp.flip(x, axis) if reverse else x, axis=axis, dtype=dtype)
+        out = jnp.flip(out, axis) if reverse else out
+    else:
+        x = x if dtype is None else x.astype(dtype)
+        out = {"max": lax.cummax, "min": lax.cummin}[op](x, axis=axis, reverse=reverse)
+    return lax.optimization_barrier(out)
+
+
 def compact(keep: jax.Array, values: jax.Array, fill) -> tuple[jax.Array, jax.Array]:
     """Stable compaction: the kept values first, then ``fill``; and their count.
 
     A prefix sum gives every kept entry its slot (the shrink kernel of G-PR).
     """
-    pos = jnp.cumsum(keep, dtype=jnp.int32) - 1
-    out = jnp.full_like(values, fill).at[jnp.where(keep, pos, values.shape[0])].set(values, mode="drop")
-    return out, jnp.sum(keep, dtype=jnp.int32)
+    total = prefix(keep, dtype=jnp.int32)
+    out = jnp.full_like(values, fill).at[jnp.where(keep, total - 1, values.shape[0])].set(values, mode="drop")
+    return out, total[-1] if keep.shape[0] else jnp.int32(0)
 
 
 def expand(offsets: jax.Array, starts: jax.Array, first: jax.Array, lanes: int):

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxmatch._ops import INT_MAX, compact, expand, segment_argmin
+from jaxmatch._ops import INT_MAX, compact, expand, prefix, segment_argmin
 
 LANES = 16
 
@@ -36,6 +36,29 @@ def test_compact_is_stable():
     out, n = compact(jnp.asarray(keep), jnp.arange(5) * 10, -1)
     assert int(n) == 3
     np.testing.assert_array_equal(out, [10, 20, 40, -1, -1])
+
+
+def test_compact_of_nothing_and_of_an_empty_array():
+    out, n = compact(jnp.zeros(4, bool), jnp.arange(4), -1)
+    assert int(n) == 0 and out.tolist() == [-1] * 4
+    out, n = jax.jit(lambda k, v: compact(k, v, 7))(jnp.zeros(0, bool), jnp.zeros(0, jnp.int32))
+    assert int(n) == 0 and out.shape == (0,)
+
+
+def test_prefix_matches_numpy_eagerly_under_jit_and_vmap():
+    rng = np.random.default_rng(0)
+    x = rng.integers(-5, 6, (3, 9)).astype(np.int32)
+    want = {("sum", False): np.cumsum(x, 1), ("sum", True): np.cumsum(x[:, ::-1], 1)[:, ::-1],
+            ("max", False): np.maximum.accumulate(x, 1), ("max", True): np.maximum.accumulate(x[:, ::-1], 1)[:, ::-1],
+            ("min", False): np.minimum.accumulate(x, 1), ("min", True): np.minimum.accumulate(x[:, ::-1], 1)[:, ::-1]}
+    for (op, rev), w in want.items():
+        np.testing.assert_array_equal(prefix(jnp.asarray(x), op, axis=1, reverse=rev), w)
+        np.testing.assert_array_equal(jax.jit(lambda a: prefix(a, op, axis=1, reverse=rev))(x), w)
+        np.testing.assert_array_equal(jax.vmap(lambda a: prefix(a, op, reverse=rev))(x), w)
+    flags = jnp.asarray(x > 0)
+    total = prefix(flags, dtype=jnp.int32)
+    assert total.dtype == jnp.int32
+    np.testing.assert_array_equal(total, np.cumsum(x > 0, 0))   # along axis 0 by default
 
 
 def test_segment_argmin_ties_to_smallest_id_and_ignores_sentinel():

@@ -82,7 +82,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, is_traced, smallest_fit, switch, take, trim
+from jaxmatch._ops import (CONVERGED, INT_MAX, MAX_ITERS, compact, is_traced, prefix,
+                           smallest_fit, switch, take, trim)
 from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type
 from jaxmatch.bipartite import maximum_matching
 from jaxmatch.graph import BipartiteGraph, GraphInputError
@@ -303,7 +304,7 @@ def levels(u, w, comp, n: int, max_steps: int) -> LevelState:
     matrix with many small blocks."""
     e = u.shape[0]
     ids = jnp.arange(n, dtype=jnp.int32)
-    dense = jnp.cumsum(comp == ids, dtype=jnp.int32) - 1        # a component's number: its root's rank
+    dense = prefix(comp == ids, dtype=jnp.int32) - 1        # a component's number: its root's rank
     blocks = jnp.sum(comp == ids, dtype=jnp.int32)
     cid = jnp.where(comp < n, take(dense, comp, 0), n)
     a, b = take(cid, u, n), take(cid, w, n)
@@ -369,7 +370,7 @@ def _fine(g: BipartiteGraph, row_mate, col_mate, cs: CoarseState, m_status, m_it
     # fine blocks: H, the square components in sorted order, V
     starts = (cols >= c2) & (cols < c3) & ((cols == c2) | (root_sorted != jnp.roll(root_sorted, 1)))
     nb1 = count(starts)
-    slot = jnp.where(starts, jnp.cumsum(starts, dtype=jnp.int32) - 1, cc_)
+    slot = jnp.where(starts, prefix(starts, dtype=jnp.int32) - 1, cc_)
     sq_start = jnp.zeros(cc_, jnp.int32).at[slot].set(cols, mode="drop")
     lead, trail = (c2 > 0).astype(jnp.int32), (r2 < nr).astype(jnp.int32)
     n_blocks = lead + nb1 + trail

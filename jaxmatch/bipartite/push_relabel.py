@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, claim_first, compact, expand, mask_ids, segment_argmin, take
+from jaxmatch._ops import INT_MAX, claim_first, compact, expand, mask_ids, prefix, segment_argmin, take
 from jaxmatch.kernels.bfs_level import alternating_bfs
 from jaxmatch.kernels.push_match import push_match_rounds
 from jaxmatch.status import Status
@@ -147,7 +147,7 @@ def _min_rows(g, s: PRState, lanes: int, inf):
     ok = (jnp.arange(slots) < s.n_slots) & (v < g.col_cap)
     start = take(g.by_col.indptr, v, 0)
     deg = jnp.where(ok, take(g.by_col.indptr, v + 1, 0) - start, 0)
-    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(deg, dtype=jnp.int32)])
+    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(deg, dtype=jnp.int32)])
 
     def chunk(c):
         first, best, arg = c

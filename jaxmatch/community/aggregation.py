@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, take
+from jaxmatch._ops import INT_MAX, prefix, take
 from jaxmatch.community.buckets import Level
 
 
@@ -86,7 +86,7 @@ def pair_groups(a, b, n_cap: int, sort_method: str = "auto") -> Groups:
     else:
         sa, sb, perm = lax.sort((a, b, pos), num_keys=2)
     head = _heads(sa, sb)
-    first = lax.cummax(jnp.where(head, pos, 0))
+    first = prefix(jnp.where(head, pos, 0), "max")
     return Groups(jnp.zeros(e_cap, jnp.int32).at[perm].set(first), sa, sb, head)
 
 
@@ -95,7 +95,7 @@ def coarse_ids(comm, real):
     """The non-empty communities renumbered by a prefix sum: (vertex -> coarse vertex, count)."""
     n_cap = comm.shape[0]
     used = jax.ops.segment_sum(real.astype(jnp.int32), comm, n_cap) > 0
-    new_id = jnp.cumsum(used, dtype=jnp.int32) - 1
+    new_id = prefix(used, dtype=jnp.int32) - 1
     return jnp.where(real, take(new_id, comm, n_cap), n_cap), jnp.sum(used, dtype=jnp.int32)
 
 
@@ -112,7 +112,7 @@ def aggregate(gr: Level, to_coarse, n_coarse, size: int, sort_method: str = "aut
     # rather than added (0) to one address, millions of GPU atomics on it (RESULTS.md, issue 27)
     total = jax.ops.segment_sum(w, jnp.where(s < n_cap, g.grp, size), size)
     keep = g.head & (g.a < n_cap)
-    slot = jnp.where(keep, jnp.cumsum(g.head, dtype=jnp.int32) - 1, e_cap)
+    slot = jnp.where(keep, prefix(g.head, dtype=jnp.int32) - 1, e_cap)
     src = jnp.full(e_cap, n_cap, jnp.int32).at[slot].set(g.a, mode="drop")
     dst = jnp.full(e_cap, n_cap, jnp.int32).at[slot].set(g.b, mode="drop")
     w = jnp.zeros(e_cap, gr.w.dtype).at[slot].set(total, mode="drop")

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, take
+from jaxmatch._ops import INT_MAX, prefix, take
 from jaxmatch.community.config import DEFAULT, Config
 from jaxmatch.community.modularity import degrees
 from jaxmatch.community.size_classes import by_class
@@ -94,7 +94,7 @@ def run_lengths(ids, n_cap: int):
     size = ids.shape[0]
     pos = jnp.arange(size, dtype=jnp.int32)
     head = ids != jnp.concatenate([jnp.full(1, -1, ids.dtype), ids[:-1]])
-    nxt = lax.cummin(jnp.where(head, pos, size), reverse=True)
+    nxt = prefix(jnp.where(head, pos, size), "min", reverse=True)
     nxt = jnp.concatenate([nxt[1:], jnp.full(1, size, nxt.dtype)])
     return jnp.zeros(n_cap, jnp.int32).at[jnp.where(head, ids, n_cap)].set(nxt - pos, mode="drop")
 
@@ -123,7 +123,7 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
     key = jnp.where(key < 0, N_BUCKETS, key)
     _, perm = stable_sort_with_positions(key, N_BUCKETS)
     count = per_bucket(jnp.ones_like(key), key, jnp.sum)
-    start = jnp.cumsum(count) - count
+    start = prefix(count) - count
     keep = jnp.arange(size) < jnp.sum(count)
     s = jnp.where(keep, src[perm], n_cap)
     d = jnp.where(keep, dst[perm], n_cap)
@@ -133,9 +133,9 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
     # move_bucket's windows use); d_rank: the row of the entry's target when it is in the same
     # bucket (it may move in the same step), else -1
     head = keep & (s != jnp.concatenate([jnp.full(1, n_cap, s.dtype), s[:-1]]))
-    row = jnp.cumsum(head, dtype=jnp.int32) - 1
+    row = prefix(head, dtype=jnp.int32) - 1
     rows = per_bucket(head.astype(jnp.int32), kb, jnp.sum)
-    rank_here = row - take(jnp.cumsum(rows) - rows, kb, 0)
+    rank_here = row - take(prefix(rows) - rows, kb, 0)
     rank = jnp.full(n_cap, -1, jnp.int32).at[jnp.where(head, s, n_cap)].set(rank_here, mode="drop")
     d_rank = jnp.where(keep & (take(of, d, -1) == kb), take(rank, d, -1), -1)
     row_len = run_lengths(s, n_cap)

@@ -88,7 +88,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import take
+from jaxmatch._ops import prefix, take
 from jaxmatch.community.aggregation import aggregate, coarse_ids
 from jaxmatch.community.buckets import Level, buckets_of
 from jaxmatch.community.config import DEFAULT, Config, Options
@@ -122,7 +122,7 @@ def renumber(comm, real):
     """Communities renumbered 0 .. k-1 in order of their ids; (labels with -1 past n, k)."""
     n_cap = comm.shape[0]
     used = jax.ops.segment_sum(real.astype(jnp.int32), jnp.where(real, comm, n_cap), n_cap) > 0
-    new_id = jnp.cumsum(used, dtype=jnp.int32) - 1
+    new_id = prefix(used, dtype=jnp.int32) - 1
     return jnp.where(real, take(new_id, comm, -1), -1), jnp.sum(used, dtype=jnp.int32)
 
 

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, device, is_traced, take
+from jaxmatch._ops import INT_MAX, device, is_traced, prefix, take
 from jaxmatch._validate import INT32_MAX, _float_dtype, check_not_batch, check_type
 from jaxmatch.graph import Graph, GraphInputError
 
@@ -74,7 +74,7 @@ def partition_modularity(src, dst, w, labels, n, resolution):
     same = (src < n_cap) & (take(lab, src, -1) == take(lab, dst, -2))
     ls, ks = lax.sort((lab, jnp.where(real, k, 0)), num_keys=1)
     head = jnp.concatenate([jnp.ones(1, bool), ls[1:] != ls[:-1]])
-    run = jnp.cumsum(head, dtype=jnp.int32) - 1
+    run = prefix(head, dtype=jnp.int32) - 1
     x = jax.ops.segment_sum(ks, run, n_cap) * inv
     return _intra(src, dst, w, same) * inv - resolution * jnp.sum(x * x)
 

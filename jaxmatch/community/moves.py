@@ -93,7 +93,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import take
+from jaxmatch._ops import prefix, take
 from jaxmatch.community.buckets import N_BUCKETS, Buckets, stable_sort_with_positions
 from jaxmatch.community.config import DEFAULT, Config, Options
 from jaxmatch.community.size_classes import by_class, window_classes
@@ -138,7 +138,7 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     jr = jnp.where(valid, cut(bk.d_rank), -1)
     # rows: the bucket's vertices in the window, numbered 0 .. R-1 in order
     row_head = valid & (s != jnp.concatenate([jnp.full(1, n_cap, s.dtype), s[:-1]]))
-    rid = jnp.maximum(jnp.cumsum(row_head, dtype=jnp.int32) - 1, 0)   # sorted; masked entries harmless
+    rid = jnp.maximum(prefix(row_head, dtype=jnp.int32) - 1, 0)   # sorted; masked entries harmless
     vertex = jnp.full(W, n_cap, jnp.int32).at[jnp.where(row_head, rid, W)].set(s, mode="drop")
     real_row = vertex < n_cap
     k_row = take(bk.k, vertex, 0)
@@ -230,7 +230,7 @@ def _group_sort(c, rid, w, jr, valid, *, n_cap: int):
     srid, sw, sv, jrs = rid[perm], w[perm], sc < n_cap, jr[perm]
     head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
                  | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
-    run = jnp.cumsum(head, dtype=jnp.int32) - 1
+    run = prefix(head, dtype=jnp.int32) - 1
     # the window's unused entries (sorted last) are dropped, not added (0) to the last pair: on
     # a GPU that was millions of atomics on one address, half of an RMAT run (RESULTS.md, issue 27)
     e_ic = jax.ops.segment_sum(sw, jnp.where(sv, jnp.maximum(run, 0), W), W,

@@ -54,7 +54,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import PartitionSpec as P
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS, segment_argmin, take
+from jaxmatch._ops import CONVERGED, MAX_ITERS, prefix, segment_argmin, take
 from jaxmatch.community.aggregation import _heads
 from jaxmatch.community.modularity import _intra, degrees
 
@@ -100,7 +100,7 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             """Part of a pass: the owned vertices of this id group choose and make their moves."""
             cv = jnp.where(off, take(comm, dst, V), V)
             ku, kc, ws = lax.sort((u_loc, cv, jnp.where(off, w, 0)), num_keys=2)
-            run = jnp.cumsum(_heads(ku, kc), dtype=jnp.int32) - 1
+            run = prefix(_heads(ku, kc), dtype=jnp.int32) - 1
             e = jax.ops.segment_sum(ws, run, E)
             ru = jax.ops.segment_min(ku, run, E)
             rc = jax.ops.segment_min(kc, run, E)
@@ -147,7 +147,7 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         cd = jnp.where(valid, take(comm, dst, V), V)
         ks, kd, kw = lax.sort((cs, cd, jnp.where(src == dst, 2 * w, w)), num_keys=2)
         head = _heads(ks, kd) & (ks < V)
-        slot = jnp.cumsum(head, dtype=jnp.int32) - 1
+        slot = prefix(head, dtype=jnp.int32) - 1
         run = jnp.where(head, slot, E)
         pw = jax.ops.segment_sum(kw, jnp.where(ks < V, slot, E), E)
         pcs = jnp.full(E, V, jnp.int32).at[run].set(ks, mode="drop")

@@ -33,7 +33,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxmatch._ops import INT_MAX, claim_first, compact, expand, take
+from jaxmatch._ops import INT_MAX, claim_first, compact, expand, prefix, take
 
 SMALLEST_QUEUE = 256     # ladder of queue sizes: 256, 2048, 16384, ... up to the vertex capacity
 LADDER_FACTOR = 8
@@ -112,7 +112,7 @@ def _lanes(u, ok, indptr, size: int, rung: Rung) -> Lanes:
         entry = jnp.where(valid, (start[:, None] + j[None, :]).reshape(-1), size)
         slot = jnp.arange(lanes, dtype=jnp.int32) // tile
         return Lanes(slot, entry, valid, ok, slot * tile, jnp.sum(deg))
-    ends = jnp.cumsum(deg, dtype=jnp.int32)
+    ends = prefix(deg, dtype=jnp.int32)
     fit = ok & (ends <= lanes)
     total = jnp.max(jnp.where(fit, ends, 0), initial=0)
     offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.minimum(ends, total)])
@@ -138,8 +138,8 @@ def _slot_sum(x, ln: Lanes, rung: Rung):
 def _slot_prefix(x, ln: Lanes, rung: Rung):
     """Per slot, the inclusive prefix sum of ``x`` over its lanes (unsigned, modulo 2**bits)."""
     if rung.tile:
-        return jnp.cumsum(x.reshape(rung.slots, rung.tile), axis=1, dtype=x.dtype).reshape(-1)
-    incl = jnp.cumsum(x, dtype=x.dtype)
+        return prefix(x.reshape(rung.slots, rung.tile), axis=1, dtype=x.dtype).reshape(-1)
+    incl = prefix(x, dtype=x.dtype)
     return incl - take(incl - x, ln.first, 0).astype(x.dtype)
 
 

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, claim_first, take
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, claim_first, prefix, take
 from jaxmatch.weighted.suitor import (
     INITIAL_BUDGET,
     edge_order,
@@ -87,7 +87,7 @@ def step(g, adj, ends, bvec, s: BState, batch: int, lanes: int) -> BState:
     k = jnp.arange(K, dtype=jnp.int32)
     ts, rs, ks = lax.sort((tgt, r, k), num_keys=2)
     lead = ts != jnp.concatenate([jnp.full(1, -1, jnp.int32), ts[:-1]])
-    j = k - lax.cummax(jnp.where(lead, k, 0))            # place within the target's group
+    j = k - prefix(jnp.where(lead, k, 0), "max")            # place within the target's group
     lead = lead & (ts < V)
     bt = take(bvec, ts, 0)
     hrow = _rows(s.held, ts, INT_MAX)                      # [K, B]

@@ -61,7 +61,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, expand, mask_ids, segment_argmin, take
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, expand, mask_ids, prefix, segment_argmin, take
 
 INITIAL_BUDGET = 2   # first window length after a proposal (entries)
 
@@ -122,7 +122,7 @@ def edge_order(g) -> EdgeOrder:
     twin = jnp.argsort(dst, stable=True).astype(jnp.int32)
     k = jnp.arange(E, dtype=jnp.int32)
     canon = valid & (src < dst)
-    at = jnp.where(canon, jnp.cumsum(canon, dtype=jnp.int32) - 1, H)
+    at = jnp.where(canon, prefix(canon, dtype=jnp.int32) - 1, H)
     first = jnp.full(H, E, jnp.int32).at[at].set(k, mode="drop")       # (lo, hi) order
     key = _weight_key(take(g.adj.weights, first, 0), first < E)
     first = first[jnp.argsort(key, stable=True)]                      # rank order
@@ -174,7 +174,7 @@ def sorted_adjacency(g, order: EdgeOrder) -> SortedAdjacency:
     nbr = take(g.adj.indices, entry, V)
     rank = jnp.where(entry < g.entry_cap, by_src // 2, INT_MAX)
     count = jax.ops.segment_sum(order.valid.astype(jnp.int32), g.adj.src, V)
-    end = jnp.cumsum(count, dtype=jnp.int32)
+    end = prefix(count, dtype=jnp.int32)
     return SortedAdjacency(nbr, rank, end - count, end)
 
 
@@ -201,7 +201,7 @@ def _exclusive_sum(w, cap: int, saturate: bool | None = None):
     if saturate is None:
         saturate = w.shape[0] * cap >= 2**31 - 1
     inc = (lax.associative_scan(lambda a, b: jnp.minimum(a + b, cap), w) if saturate
-           else jnp.cumsum(w, dtype=jnp.int32))
+           else prefix(w, dtype=jnp.int32))
     return jnp.concatenate([jnp.zeros(1, inc.dtype), inc[:-1]])
 
 
@@ -221,7 +221,7 @@ def scan(adj: SortedAdjacency, ids, live, ptr, budget, lanes: int,
     w = jnp.where(live, jnp.clip(jnp.minimum(budget, end - ptr), 0, lanes), 0)
     before = _exclusive_sum(w, lanes)
     got = jnp.clip(lanes - before, 0, w)
-    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(got, dtype=jnp.int32)])
+    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(got, dtype=jnp.int32)])
     slot, e, ok = expand(offsets, ptr, jnp.int32(0), lanes)
     e = jnp.where(ok, e, adj.nbr.shape[0])
     hit = ok & accepts(take(adj.rank, e, INT_MAX), take(adj.nbr, e, adj.end.shape[0]))
@@ -253,7 +253,7 @@ def push(queue, head, size, popped, values):
     """Append the non-sentinel ``values`` (in order) after removing ``popped`` from the front."""
     cap = queue.shape[0]
     keep = values < cap
-    pos = jnp.cumsum(keep, dtype=jnp.int32) - 1
+    pos = prefix(keep, dtype=jnp.int32) - 1
     at = head + size + pos
     at = jnp.where(at >= cap, at - cap, at)
     at = jnp.where(at >= cap, at - cap, at)
@@ -267,7 +267,7 @@ def initial_queue(g, live):
     """Ring queue holding the vertices with ``live`` True, in id order."""
     ids = jnp.arange(g.vertex_cap, dtype=jnp.int32)
     keep = live & (ids < g.n)
-    pos = jnp.cumsum(keep, dtype=jnp.int32) - 1
+    pos = prefix(keep, dtype=jnp.int32) - 1
     queue = jnp.full(g.vertex_cap, g.vertex_cap, jnp.int32).at[
         jnp.where(keep, pos, g.vertex_cap)].set(ids, mode="drop")
     return queue, jnp.int32(0), jnp.sum(keep, dtype=jnp.int32)
