@@ -59,7 +59,7 @@ def main():
         return out.excess.tolist()
     stage("push_rounds", rounds)
 
-    def genrmf_rounds():
+    def genrmf_rounds(cfg=cfg):
         """Both kernels alone on genrmf (4 x 4 x 4, 4 programs): heights by the BFS kernel from the sink
         (checked against scipy's BFS), then push rounds from the saturated source arcs (excess
         conserved, the queue exactly the active vertices)."""
@@ -110,6 +110,7 @@ def main():
         assert sorted(queue.tolist()) == np.flatnonzero((e > 0) & (hh < n) & (term == 0)).tolist()
         return dict(levels=int(done), rounds=int(out.rounds), pushes=int(out.pushes))
     stage("genrmf_kernels", genrmf_rounds)
+    stage("genrmf_kernels_relabel_from_push", lambda: genrmf_rounds(cfg._replace(relabel_from_push=True)))
 
     grid = from_scipy(road_grid(8, 8, p_delete=0.0))          # the 8 x 8 grid graph, rows x columns
 

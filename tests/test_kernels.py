@@ -217,12 +217,13 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
     from jaxmatch.kernels import _pallas, push_flow, push_match
     assert _pallas.RELAXED, "this JAX lacks the pieces of the relaxed atomics: the kernels run fenced"
     i = lambda *a: jax.numpy.array(*a, jax.numpy.int32)  # noqa: E731
-    flow = (lambda *a: push_flow.push_rounds(*a, n=3, round_id=1, room=100.0, max_rounds=10),
-            (i([1, 3, 3, 3, 3, 3]), 1, i([0, 5, 5, 0]), i([-5, 5, 0]), i([3, 1, 0]), i([-1, -1, -1]),
-             i([0, 1, 3, 4]), i([1, 0, 2, 1]), i([1, 0, 3, 2]), i([1, 0, 1, 0]), i([1, 0, 1])))
+    flow_args = (i([1, 3, 3, 3, 3, 3]), 1, i([0, 5, 5, 0]), i([-5, 5, 0]), i([3, 1, 0]), i([-1, -1, -1]),
+                 i([0, 1, 3, 4]), i([1, 0, 2, 1]), i([1, 0, 3, 2]), i([1, 0, 1, 0]), i([1, 0, 1]))
+    flows = [(lambda *a, c=c: push_flow.push_rounds(*a, n=3, round_id=1, room=100.0, max_rounds=10, cfg=c),
+              flow_args) for c in (bfs_level.Config(), bfs_level.Config(relabel_from_push=True))]
     match = (lambda *a: push_match.push_match_rounds(*a, inf=4, max_rounds=10),
              (i([0, 2, 2, 2]), 1, i([1, -1]), i([-1, 0]), i([2, 0]), i([0, 1]), i([0, 1, 3]), i([0, 0, 1])))
-    for f, args in (flow, match):
+    for f, args in (*flows, match):
         jaxpr = str(jax.make_jaxpr(f)(*args))
         assert "jaxmatch_relaxed_atomic" in jaxpr
         assert {"order=relaxed", "order=release", "order=acquire"} == set(re.findall(r"order=\w+", jaxpr))
@@ -280,7 +281,8 @@ def test_max_flow_with_push_kernel():
     path = np.arange(49)
     cases.append((path, path + 1, np.full(49, 3), 50, [0], [49]))
     knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3),
-             bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2, push_max_degree=12)]
+             bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2, push_max_degree=12),
+             bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=True)]
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
         net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
         super_t = np.concatenate([tail, np.full(len(s), n), t]).astype(np.int32)
@@ -444,11 +446,12 @@ def test_bfs_levels_property(n, arcs, seed, max_levels):
     assert level == k
 
 
-def test_push_rounds_keep_the_queue_exact():
+@pytest.mark.parametrize("from_push", [False, True])
+def test_push_rounds_keep_the_queue_exact(from_push):
     """The push kernel alone (interpret mode), launches of 1-4 rounds from a global relabel's state
     on genrmf: after each launch the queue holds every active vertex exactly once, excess is
     conserved, and the labels stay valid (h(u) <= h(w) + 1 on every residual arc between
-    non-terminals)."""
+    non-terminals); also with the relabel phase taking the push phase's minimum."""
     import jax.numpy as jnp
 
     from experiments.generators import genrmf
@@ -474,7 +477,7 @@ def test_push_rounds_keep_the_queue_exact():
     src_row, dst_row = np.asarray(net.res.src), np.asarray(net.res.indices)
     inside = (src_row < n) & (dst_row < n)
     src_row, dst_row = np.where(inside, src_row, 0), np.where(inside, dst_row, 0)
-    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2)
+    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=from_push)
     stamp, done = jnp.full(vc, 2**31 - 1, jnp.int32), 0
     for rounds in (1, 3, 2, 4, 1, 3, 4, 2):
         o = push_flow.push_rounds(jnp.concatenate([queue, jnp.full(vc, vc, jnp.int32)]), count, rc, ex, h, stamp,
@@ -492,6 +495,26 @@ def test_push_rounds_keep_the_queue_exact():
         if count == 0:
             break
     assert int(o.rounds) >= 1
+
+
+@pytest.mark.parametrize("from_push", [False, True])
+def test_push_round_relabel_sees_the_arc_a_push_made(from_push):
+    """u (height 1, excess, its one residual arc to x at height 6) and w (height 2) are in one chunk;
+    w pushes into u in the push phase, after u read its row, which makes (u, w) residual. u's
+    relabel must stay valid for that arc: h(u) <= h(w) + 1 = 3, not 1 + h(x) = 7 (with the push
+    phase's minimum, the cap at h + 2 for a vertex that received does it)."""
+    import jax.numpy as jnp
+
+    from jaxmatch.kernels import push_flow
+    i = lambda *a: jnp.array(*a, jnp.int32)  # noqa: E731
+    # arcs u -> x (capacity 5) and w -> u (capacity 5); residual rows: u: (u,x) (u,w); w: (w,u); x: (x,u)
+    o = push_flow.push_rounds(i([0, 1, 3, 3, 3, 3]), 2, i([5, 0, 5, 0]), i([3, 3, 0]), i([1, 2, 6]),
+                              i([-1, -1, -1]), i([0, 2, 3, 4]), i([2, 1, 0, 0]), i([3, 2, 1, 0]), i([1, 0, 1, 0]),
+                              i([0, 0, 0]), n=10, round_id=1, room=100.0, max_rounds=1,
+                              cfg=bfs_level.Config(push_block=2, push_width=2, relabel_from_push=from_push),
+                              interpret=True)
+    assert o.rc.tolist() == [5, 3, 2, 0] and o.excess.tolist() == [6, 0, 0]
+    assert o.height.tolist() == [3, 2, 6]
 
 
 def test_gpr_push_rounds_keep_the_queue_exact():

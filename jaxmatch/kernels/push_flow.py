@@ -55,6 +55,15 @@ lock-free argument, made simpler by the barrier between the two phases):
   ``u`` stays valid (h(u) <= h(w) + 1). It relabels only when every value
   read is >= h(u), so the label grows. A stale read that still shows a lower
   head only postpones the relabel to the next round.
+* With :attr:`Config.relabel_from_push` (off by default, not yet measured on the GPU) the relabel
+  phase does not read the row again: the push phase keeps, for each ``u`` left with excess, the
+  lowest head height over the arcs it read as residual and not admissible (exact: no height
+  changes in a push phase, and an admissible arc's capacity has one writer, u), and u relabels
+  to 1 + that. An arc out of u that became residual during the phase was made by a push of a
+  head w into u, which needs h(w) > h(u), and u may have read it before the push; every such
+  push claims u in ``stamp`` with the round's id, so a u that finds its stamp there caps its new
+  height at h(u) + 2 <= h(w) + 1. Heights are those of the round's start, so the relabels can be
+  lower than the rereading phase's (still valid, perhaps more rounds).
 * So the labels stay valid, heights only grow and every push is admissible:
   the generic algorithm's bounds and its maximum preflow at the end hold,
   whatever the interleaving. The flow found (not its value) may differ from
@@ -162,8 +171,9 @@ def _take(x, rem):
 
 
 def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in, ex_in, h_in, st_in, state_in,
-            buf, rc, excess, height, stamp, state, *, cfg: Config, grid: int, vc: int, interpret: bool):
-    del buf_in, rc_in, ex_in, h_in, st_in, state_in   # aliased with the outputs
+            lows_in, buf, rc, excess, height, stamp, state, lows, *, cfg: Config, grid: int, vc: int,
+            interpret: bool):
+    del buf_in, rc_in, ex_in, h_in, st_in, state_in, lows_in   # aliased with the outputs
     count0, side0, n, max_rounds, stamp0 = (meta_ref[i] for i in range(5))
     room = room_ref[0]
     program = pl.program_id(0)
@@ -192,7 +202,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             _atomic_add(state, _ARCS + slot, arcs, interpret)
 
         def tile(j, c):
-            rem, pushes = c
+            rem, pushes, lowest = c
             q = j * cfg.push_width + cols
             valid = (q < deg[:, None]) & (rem[:, None] > 0)
             k = start[:, None] + q
@@ -201,7 +211,10 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             f = _load(fwd, k, valid, 0)
             kr = _load(rev, k, valid, 0)
             res = valid & (r > 0)
-            adm = res & (_load(height, w, res, INT_MAX, volatile=True) < h[:, None])
+            hw = _load(height, w, res, INT_MAX, volatile=True)
+            adm = res & (hw < h[:, None])
+            if cfg.relabel_from_push:   # the lowest head of the arcs that stay residual (not admissible)
+                lowest = jnp.minimum(lowest, jnp.min(jnp.where(res & ~adm & (w != u[:, None]), hw, INT_MAX), axis=1))
             d_f, rem = _take(jnp.where(adm & (f == 1), r, 0), rem)   # forward arcs first
             d_r, rem = _take(jnp.where(adm & (f == 0), r, 0), rem)
             d = d_f + d_r
@@ -211,12 +224,14 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             _add(excess, w, d, moved, interpret)
             cand = moved & (_load(terminal, w, moved, 1) == 0)
             _append(state, _CNT + slot, buf, base_out, _flat(_claim, stamp, w, rid, cand, interpret), w, interpret)
-            return rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32)
+            return rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32), lowest
 
         top = jnp.max(deg)
-        rem, pushes = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
-                                    (jnp.where(act, e, 0), jnp.int32(0)))
+        rem, pushes, lowest = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
+                                            (jnp.where(act, e, 0), jnp.int32(0), jnp.full(u.shape, INT_MAX, jnp.int32)))
         _add(excess, u, rem - e, act, interpret)
+        if cfg.relabel_from_push:   # for the relabel phase: the minimum, or -1 (no relabel: no excess left)
+            _store(lows, u, jnp.where(act & (rem > 0), lowest, -1), rows < count, interpret)
 
         @pl.when(pushes > 0)
         def _():
@@ -224,6 +239,8 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
 
     def relabel_chunk(rows, count, base_in, base_out, slot, rid):
         u, _, h, act = vertex(rows, count, base_in)
+        if cfg.relabel_from_push:
+            return relabel_stored(u, h, act, base_out, slot, rid)
         start, deg = row(u, act)
 
         def tile(j, low):
@@ -237,8 +254,16 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
 
         low = lax.fori_loop(0, (jnp.max(deg) + cfg.push_width - 1) // cfg.push_width, tile,
                             jnp.full(u.shape, INT_MAX, jnp.int32))
-        relabel = act & (low >= h)
-        new_h = jnp.minimum(low, n) + 1
+        finish(u, h, act, act & (low >= h), jnp.minimum(low, n) + 1, base_out, slot, rid)
+
+    def relabel_stored(u, h, act, base_out, slot, rid):
+        lowest = _load(lows, u, act, -1, volatile=True)
+        received = _i32(_load(stamp, u, act, 0.0, volatile=True)) == rid   # a push into u claimed it this round
+        new_h = jnp.minimum(lowest, n) + 1
+        new_h = jnp.where(received, jnp.minimum(new_h, h + 2), new_h)    # why: see the module docstring
+        finish(u, h, act, act & (lowest >= h), new_h, base_out, slot, rid)
+
+    def finish(u, h, act, relabel, new_h, base_out, slot, rid):
         _store(height, u, new_h, relabel, interpret)
         h = jnp.where(relabel, new_h, h)
         n_rel = jnp.sum(relabel.astype(jnp.int32), dtype=jnp.int32)
@@ -302,10 +327,11 @@ def push_rounds(buf, count, rc, excess, height, stamp, indptr, heads, rev, fwd, 
     grid = _resident(cfg, vc, cfg.push_block, interpret)
     meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (count, side, n, max_rounds, round_id)])
     room = jnp.reshape(jnp.asarray(room, jnp.float32), (1,))
-    alias = [buf, rc, excess, height, _f32(stamp), jnp.zeros(_STATE, jnp.int32)]
+    scratch = jnp.zeros(vc if cfg.relabel_from_push else 1, jnp.int32)   # the push phase's minima
+    alias = [buf, rc, excess, height, _f32(stamp), jnp.zeros(_STATE, jnp.int32), scratch]
     out = _persistent_call(partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret),
                            [meta, room, indptr, heads, rev, fwd, terminal], alias, grid=grid, cfg=cfg,
                            interpret=interpret)
-    buf, rc, excess, height, stamp, st = out
+    buf, rc, excess, height, stamp, st, _ = out
     return Rounds(rc, excess, height, _i32(stamp), buf, st[_SIDE], st[_COUNT], st[_DONE],
                   _f32(st[_WORK]), st[_PUSHES], st[_RELABELS], st[_STALLED] > 0)
