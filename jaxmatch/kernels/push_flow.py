@@ -202,7 +202,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             _atomic_add(state, _ARCS + slot, arcs, interpret)
 
         def tile(j, c):
-            rem, pushes, lowest = c
+            rem, pushes, *lowest = c   # lowest: [the minimum] with relabel_from_push, else []
             q = j * cfg.push_width + cols
             valid = (q < deg[:, None]) & (rem[:, None] > 0)
             k = start[:, None] + q
@@ -214,7 +214,8 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             hw = _load(height, w, res, INT_MAX, volatile=True)
             adm = res & (hw < h[:, None])
             if cfg.relabel_from_push:   # the lowest head of the arcs that stay residual (not admissible)
-                lowest = jnp.minimum(lowest, jnp.min(jnp.where(res & ~adm & (w != u[:, None]), hw, INT_MAX), axis=1))
+                lowest = [jnp.minimum(lowest[0], jnp.min(jnp.where(res & ~adm & (w != u[:, None]), hw, INT_MAX),
+                                                         axis=1))]
             d_f, rem = _take(jnp.where(adm & (f == 1), r, 0), rem)   # forward arcs first
             d_r, rem = _take(jnp.where(adm & (f == 0), r, 0), rem)
             d = d_f + d_r
@@ -224,14 +225,15 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             _add(excess, w, d, moved, interpret)
             cand = moved & (_load(terminal, w, moved, 1) == 0)
             _append(state, _CNT + slot, buf, base_out, _flat(_claim, stamp, w, rid, cand, interpret), w, interpret)
-            return rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32), lowest
+            return (rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32), *lowest)
 
         top = jnp.max(deg)
-        rem, pushes, lowest = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
-                                            (jnp.where(act, e, 0), jnp.int32(0), jnp.full(u.shape, INT_MAX, jnp.int32)))
+        start_low = [jnp.full(u.shape, INT_MAX, jnp.int32)] if cfg.relabel_from_push else []
+        rem, pushes, *lowest = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
+                                             (jnp.where(act, e, 0), jnp.int32(0), *start_low))
         _add(excess, u, rem - e, act, interpret)
         if cfg.relabel_from_push:   # for the relabel phase: the minimum, or -1 (no relabel: no excess left)
-            _store(lows, u, jnp.where(act & (rem > 0), lowest, -1), rows < count, interpret)
+            _store(lows, u, jnp.where(act & (rem > 0), lowest[0], -1), rows < count, interpret)
 
         @pl.when(pushes > 0)
         def _():
