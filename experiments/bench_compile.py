@@ -242,9 +242,7 @@ def sweep(spec: dict) -> list:
         out = jax.block_until_ready(fn())
         rows.append(dict(solver=spec["solver"], size=size, edges=edges, first_s=first,
                          warm_s=time.perf_counter() - t, answer=answer(out), device=jax.devices()[0].device_kind))
-        print(f"{spec['solver']:18s} {size:>8s} {edges:9d} edges: first {first:6.2f} s, warm {rows[-1]['warm_s']:.4f} s",
-              file=sys.stderr, flush=True)
-    return rows
+    return rows   # the parent prints them
 
 
 # --------------------------------------------------------------------------

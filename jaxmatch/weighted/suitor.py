@@ -61,7 +61,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, expand, mask_ids, prefix, segment_argmin, take
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, prefix, segment_argmin, take
 
 INITIAL_BUDGET = 2   # first window length after a proposal (entries)
 
@@ -266,11 +266,8 @@ def push(queue, head, size, popped, values):
 def initial_queue(g, live):
     """Ring queue holding the vertices with ``live`` True, in id order."""
     ids = jnp.arange(g.vertex_cap, dtype=jnp.int32)
-    keep = live & (ids < g.n)
-    pos = prefix(keep, dtype=jnp.int32) - 1
-    queue = jnp.full(g.vertex_cap, g.vertex_cap, jnp.int32).at[
-        jnp.where(keep, pos, g.vertex_cap)].set(ids, mode="drop")
-    return queue, jnp.int32(0), jnp.sum(keep, dtype=jnp.int32)
+    queue, count = compact(live & (ids < g.n), ids, g.vertex_cap)
+    return queue, jnp.int32(0), count
 
 
 # --------------------------------------------------------------------------
