@@ -115,7 +115,7 @@ class Config(NamedTuple):
     push_width: int = 4    # push rounds: arcs per vertex per inner step (a power of two)
     push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal (G-PR: no column) has a longer row
     rounds: int = 1024     # push-relabel rounds per launch, at most
-    relabel_from_push: bool = False  # max flow: the relabel phase takes the minimum found by the push phase
+    relabel_from_push: bool = True  # max flow: the relabel phase takes the minimum found by the push phase
 
 
 def choose(kernel, x, backend: str | None = None):

@@ -29,10 +29,11 @@ arcs at a time:
    appends it (one atomic add on the round's counter per tile); the
    active rows' lengths are added up for the work rule;
 2. a **grid barrier** (:func:`jaxmatch.kernels._pallas._grid_sync`);
-3. **relabel**: each ``u`` of ``Q`` still active reads its row again; if no
-   residual arc leads lower, it relabels to 1 + the lowest head height over
-   its residual arcs (capped at n + 1), and if still below n it claims a
-   place in the next queue like the heads;
+3. **relabel**: each ``u`` of ``Q`` still active relabels to 1 + the lowest
+   head height over its residual arcs that are not admissible, found by the
+   push phase (capped at n + 1; with ``Config(relabel_from_push=False)`` it
+   reads its row again and relabels only if no residual arc leads lower),
+   and if still below n it claims a place in the next queue like the heads;
 4. a grid barrier; the next round runs over the other half.
 
 Why this stays a correct (generic) push-relabel under concurrency (Hong's
@@ -47,19 +48,20 @@ lock-free argument, made simpler by the barrier between the two phases):
   subtracts only what it pushed, with an atomic add, so no excess is lost or
   created. (``rc(w, u)`` is written by u alone too; the atomic add only
   saves reading it first.) The new residual arc ``(w, u)`` is valid: h(w) < h(u) <= h(u) + 1.
-* In the relabel phase no capacity changes, so ``u`` sees every residual
-  arc, including those created by pushes into it. It reads neighbours'
+* Rereading the row (``relabel_from_push=False``): in the relabel phase no
+  capacity changes, so ``u`` sees every residual arc, including those
+  created by pushes into it. It reads neighbours'
   heights that may be rising concurrently; any value it reads is at most
   the neighbour's current height (heights never decrease), so the new label
   ``1 + min`` is at most ``1 +`` the true minimum: every residual arc out of
   ``u`` stays valid (h(u) <= h(w) + 1). It relabels only when every value
   read is >= h(u), so the label grows. A stale read that still shows a lower
   head only postpones the relabel to the next round.
-* With :attr:`Config.relabel_from_push` (off by default, not yet measured on the GPU) the relabel
-  phase does not read the row again: the push phase keeps, for each ``u`` left with excess, the
-  lowest head height over the arcs it read as residual and not admissible (exact: no height
-  changes in a push phase, and an admissible arc's capacity has one writer, u), and u relabels
-  to 1 + that. An arc out of u that became residual during the phase was made by a push of a
+* With :attr:`Config.relabel_from_push` (the default; experiments/RESULTS.md, session 22, has the
+  measurements) the relabel phase does not read the row again: the push phase keeps, for each
+  ``u`` left with excess, the lowest head height over the arcs it read as residual and not
+  admissible (exact: no height changes in a push phase, and an admissible arc's capacity has one
+  writer, u), and u relabels to 1 + that. An arc out of u that became residual during the phase was made by a push of a
   head w into u, which needs h(w) > h(u), and u may have read it before the push; every such
   push claims u in ``stamp`` with the round's id, so a u that finds its stamp there caps its new
   height at h(u) + 2 <= h(w) + 1. Heights are those of the round's start, so the relabels can be
