@@ -107,11 +107,11 @@ class Config(NamedTuple):
     block: int = 32        # BFS: frontier vertices per chunk (a power of two)
     width: int = 16        # BFS: arcs per vertex per inner step (a power of two)
     programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
-    num_warps: int = 4
+    num_warps: int = 8     # warps per program (8 x 32 threads; push_block at least that)
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # run the push rounds in a kernel too (max flow: push_flow; G-PR: push_match)
-    push_block: int = 128  # push rounds: queued vertices per chunk (a power of two, >= the threads)
+    push_block: int = 256  # push rounds: queued vertices per chunk (a power of two, >= the threads)
     push_width: int = 4    # push rounds: arcs per vertex per inner step (a power of two)
     push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal (G-PR: no column) has a longer row
     rounds: int = 1024     # push-relabel rounds per launch, at most
