@@ -539,7 +539,7 @@ def test_gpr_push_rounds_keep_the_queue_exact():
                    zero, jnp.bool_(False))
     s = pr._relabel_and_shrink(g, s, inf, 0.7)
     queue, count, rm, cm, psi_r, psi_c = s.active, int(s.n_slots), s.row_mate, s.col_mate, s.psi_r, s.psi_c
-    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2)
+    cfg = bfs_level.Config(programs=2, push_block=4, match_width=2)
     rows, cols_of = np.asarray(g.by_col.indices)[:len(r)], np.asarray(g.by_col.src)[:len(r)]
     for rounds in (1, 3, 2, 4, 1, 3, 4, 2) * 4:
         o = push_match_rounds(jnp.concatenate([queue, jnp.full(g.col_cap, g.col_cap, jnp.int32)]), count, rm, cm,
@@ -570,7 +570,7 @@ def test_maximum_matching_with_push_kernel():
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
     from jaxmatch import BipartiteGraph, certify, maximum_matching
-    cfg = bfs_level.Config(block=8, width=4, levels=5, push_block=8, push_width=2, rounds=7, programs=2)
+    cfg = bfs_level.Config(block=8, width=4, levels=5, push_block=8, match_width=2, rounds=7, programs=2)
     for r, c, nr, nc in _grid_and_random_bipartite(np.random.default_rng(5)):
         g = BipartiteGraph.from_edges(r, c, nr, nc, **MATCH_CAPS)
         want = int(np.sum(maximum_bipartite_matching(csr_matrix((np.ones(len(r)), (r, c)), shape=(nr, nc))) >= 0))
@@ -603,7 +603,7 @@ def test_gpr_push_kernel_property(nr, nc, edges, init, rounds):
     g = BipartiteGraph.from_edges(r, c, nr, nc, row_capacity=64, col_capacity=64, edge_capacity=256)
     A = csr_matrix((np.ones(r.size), (r, c)), shape=(nr, nc))
     want = int(np.sum(maximum_bipartite_matching(A, perm_type="column") >= 0))
-    cfg = bfs_level.Config(block=8, width=4, levels=3, push_block=8, push_width=2, rounds=rounds)
+    cfg = bfs_level.Config(block=8, width=4, levels=3, push_block=8, match_width=2, rounds=rounds)
     res = maximum_matching(g, method="pr", init=init, kernel=cfg)
     assert int(res.cardinality) == want and res.status_name == "converged"
     certify.check_maximum_matching(g, res.row_mate, res.col_mate)

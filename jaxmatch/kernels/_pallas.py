@@ -112,10 +112,11 @@ class Config(NamedTuple):
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # run the push rounds in a kernel too (max flow: push_flow; G-PR: push_match)
     push_block: int = 256  # push rounds: queued vertices per chunk (a power of two, >= the threads)
-    push_width: int = 4    # push rounds: arcs per vertex per inner step (a power of two)
+    push_width: int = 8    # max-flow push rounds: arcs per vertex per inner step (a power of two)
     push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal (G-PR: no column) has a longer row
     rounds: int = 1024     # push-relabel rounds per launch, at most
     relabel_from_push: bool = True  # max flow: the relabel phase takes the minimum found by the push phase
+    match_width: int = 4   # G-PR push rounds: arcs per column per inner step (a power of two)
 
 
 def choose(kernel, x, backend: str | None = None):
@@ -136,7 +137,7 @@ def choose(kernel, x, backend: str | None = None):
         raise GraphInputError(f"kernel must be None, a bool or a bfs_level.Config, got {kernel!r}")
     if kernel:
         threads = 32 * kernel.num_warps
-        for name in ("block", "width", "push_block", "push_width", "num_warps"):
+        for name in ("block", "width", "push_block", "push_width", "match_width", "num_warps"):
             v = getattr(kernel, name)
             if v < 1 or v & (v - 1):
                 raise GraphInputError(f"Config.{name} must be a power of two, got {v}")

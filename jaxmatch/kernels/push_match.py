@@ -10,7 +10,7 @@ and the shrink between launches, as the paper's host loop does.
 
 One round over the queue ``Q`` (one half of a ping-pong buffer), every
 program taking chunks of :attr:`Config.push_block` queued columns, each a
-row of a tile that walks the column's rows :attr:`Config.push_width` at a
+row of a tile that walks the column's rows :attr:`Config.match_width` at a
 time:
 
 1. **push** (the paper's Algorithm 9): column ``v`` finds the row ``u`` of
@@ -67,7 +67,7 @@ run in lane order. The pure-JAX reference is the array form's ``_push``.
 >>> out = push_match_rounds(jnp.array([0, 2, 2, 2], jnp.int32), 1,    # the queue: column 0
 ...                         jnp.array([1, -1], jnp.int32), jnp.array([-1, 0], jnp.int32),   # row 0 - column 1
 ...                         jnp.array([2, 0], jnp.int32), jnp.array([0, 1], jnp.int32), indptr, rows,
-...                         inf=4, max_rounds=10, cfg=Config(push_block=2, push_width=2), interpret=True)
+...                         inf=4, max_rounds=10, cfg=Config(push_block=2, match_width=2), interpret=True)
 >>> out.row_mate.tolist(), int(out.count), int(out.rounds), int(out.pushes)   # 0 takes row 0, 1 moves to row 1
 ([0, 1], 0, 2, 2)
 """
@@ -111,7 +111,7 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
     del buf_in, rm_in, cm_in, pr_in, pc_in, state_in   # aliased with the outputs
     count0, side0, inf, max_rounds = (meta_ref[i] for i in range(4))
     program = pl.program_id(0)
-    cols = jnp.arange(cfg.push_width, dtype=jnp.int32)[None, :]
+    cols = jnp.arange(cfg.match_width, dtype=jnp.int32)[None, :]
     chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
 
     def column(pos, count, base_in):
@@ -125,7 +125,7 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
 
         def tile(j, c):
             best, arg = c
-            q = j * cfg.push_width + cols
+            q = j * cfg.match_width + cols
             valid = q < deg[:, None]
             r = _load(rows, start[:, None] + q, valid, 0)
             key = jnp.where(valid, _load(psi_r, r, valid, INT_MAX, volatile=True), INT_MAX)
@@ -135,7 +135,7 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
             return jnp.where(better, b, best), jnp.where(better, a, arg)
 
         full = jnp.full(v.shape, INT_MAX, jnp.int32)
-        best, u = lax.fori_loop(0, (jnp.max(deg) + cfg.push_width - 1) // cfg.push_width, tile, (full, full))
+        best, u = lax.fori_loop(0, (jnp.max(deg) + cfg.match_width - 1) // cfg.match_width, tile, (full, full))
         push = ok & (best < inf)
         _store(col_mate, v, jnp.where(push, u, -2), ok, interpret)
         _store(psi_c, v, best + 1, push, interpret)
