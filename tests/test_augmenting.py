@@ -158,3 +158,19 @@ def test_deterministic():
 def test_bad_options(kw, match):
     with pytest.raises(GraphInputError, match=match):
         maximum_matching(BipartiteGraph.from_edges([0], [0]), **kw)
+
+
+def test_a_new_max_iters_does_not_recompile():
+    """The loop bound is a traced argument: stepping through phases (max_iters = 1, 2, 3, ...) runs one
+    compiled solver per method, and every bound still stops where it says."""
+    from jaxmatch.bipartite import _solve
+    rng = np.random.default_rng(3)
+    r, c = rng.integers(0, 40, 160), rng.integers(0, 40, 160)
+    g = BipartiteGraph.from_edges(r, c, 40, 40, **CAPS)
+    for method in ("apfb", "graft", "pr"):
+        maximum_matching(g, method=method, init=None, max_iters=1, throw=False)
+        before = _solve._cache_size()
+        for bound in (2, 3, 5):
+            res = maximum_matching(g, method=method, init=None, max_iters=bound, throw=False)
+            assert int(res.stats["iterations"]) <= bound
+        assert _solve._cache_size() == before, method

@@ -554,3 +554,15 @@ def test_complete_lists_batch_equals_the_solo_builds():
     for b in range(B):
         wife, _, _ = gs_reference(men[b].tolist(), women[b].tolist(), n)
         assert np.asarray(out.wife[b, :n]).tolist() == wife
+
+
+def test_a_new_max_iters_does_not_recompile():
+    """The step bound is traced: another max_iters runs the same compiled solver."""
+    from jaxmatch.stable import _solve
+    men, women = stable_easy(30, seed=4)
+    stable_marriage(men, women, max_iters=3, throw=False)
+    before = _solve._cache_size()
+    for bound in (4, 7):
+        res = stable_marriage(men, women, max_iters=bound, throw=False)
+        assert int(res.stats["iterations"]) <= bound
+    assert _solve._cache_size() == before

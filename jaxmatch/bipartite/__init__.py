@@ -239,6 +239,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
             ``min(row_cap, col_cap) + 1`` phases for APFB, APsB and
             MS-BFS-Graft (never hit); the flow solver's default for
             ``"flow"``; ``"auto"`` bounds each of its loops as for that method.
+            A traced value in the compiled solver: another bound does not
+            recompile.
         k: G-PR's adaptive global-relabel factor: the next global relabel
             runs ``k * maxLevel`` push steps after the last (default 0.7,
             the paper's best; None: the default).
@@ -357,13 +359,14 @@ def _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, dir
     if method == "flow":
         return _by_flow(g, max_iters)
     row_mate, col_mate, rounds = _start(g, init=init, init_rounds=init_rounds)
+    phases = _ap.default_phases(g) if max_iters is None else max_iters   # traced in _solve: no recompilation
     graft_opts = dict(k=0.0, lanes=0, slots=None, bfs=None,
                       graft=bool(graft), direction_optimizing=bool(direction_optimizing), alpha=float(alpha))
     if method == "auto":
         budget = _auto_levels(g, auto_levels)
         if kernel is not None and kernel.push:   # G-PR's push rounds run in the kernel: G-PR from the start
             budget = jnp.where(_pr.push_kernel_runs(g, kernel), 0, budget)
-        out = _solve(g, row_mate, col_mate, method="graft", max_iters=max_iters, **graft_opts, max_levels=budget)
+        out = _solve(g, row_mate, col_mate, method="graft", max_iters=phases, **graft_opts, max_levels=budget)
         pr = _push_relabel(g, out[0], out[1], max_iters, k, lanes, kernel, skip=out[2] == 0)
         stats = dict(out[3], **{f"pr_{key}": v for key, v in pr[3].items()})
         return _finish(g, pr[0], pr[1], jnp.where(out[2] == 0, out[2], pr[2]), dict(stats, init_rounds=rounds))
@@ -371,7 +374,7 @@ def _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, dir
         out = _push_relabel(g, row_mate, col_mate, max_iters, k, lanes, kernel)
     else:  # options that do not apply are fixed, so they cause no recompilation
         opts = graft_opts if method == "graft" else dict(k=0.0, lanes=0, slots=None, bfs=bfs)
-        out = _solve(g, row_mate, col_mate, method=method, max_iters=max_iters, **opts)
+        out = _solve(g, row_mate, col_mate, method=method, max_iters=phases, **opts)
     return _finish(g, *out[:3], dict(out[3], init_rounds=rounds))
 
 
@@ -421,8 +424,8 @@ def _start(g, *, init, init_rounds):
     return _init.initial_matching_arrays(g, init, init_rounds)
 
 
-@partial(jax.jit, static_argnames=("method", "max_iters", "k", "lanes", "slots", "bfs", "graft",
-                                   "direction_optimizing", "alpha", "kernel"))
+@partial(jax.jit, static_argnames=("method", "k", "lanes", "slots", "bfs", "graft", "direction_optimizing",
+                                   "alpha", "kernel"))
 def _solve(g, row_mate, col_mate, *, method, max_iters, k, lanes, slots, bfs,
            graft=None, direction_optimizing=None, alpha=None, max_levels=None, kernel=None):
     if method == "graft":

@@ -213,7 +213,7 @@ def augmenting_paths(g, row_mate, col_mate, *, method="apfb", bfs="gpubfs_wr", m
     >>> int((row_mate >= 0).sum()), int(status), int(stats["augmentations"])
     (2, 0, 2)
     """
-    max_iters = default_phases(g) if max_iters is None else int(max_iters)
+    max_iters = default_phases(g) if max_iters is None else max_iters   # may be traced
     shortest, with_root = method == "apsb", bfs == "gpubfs_wr"
     col_mate = consistent_col_mate(g, row_mate, col_mate)
     zero = jnp.int32(0)

@@ -267,7 +267,8 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
             step, the queue of free men rebuilt each round). Both skip
             proposals that are sure to fail and return the same matching.
         max_iters: bound on the loop steps; None (the default): enough for
-            any instance of these capacities.
+            any instance of these capacities. Traced: another bound does not
+            recompile.
         unroll: McVitie-Wilson's proposal waves per loop step (default 16;
             None: the default; at most 1024, unrolled at compile time).
         window: candidates a man looks at per wave, skipping the women who
@@ -358,7 +359,7 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
                                                           dict(stats, proposals=proposals)), throw)
 
 
-@partial(jax.jit, static_argnames=("method", "max_iters", "unroll", "window", "kernel", "config"))
+@partial(jax.jit, static_argnames=("method", "unroll", "window", "kernel", "config"))   # max_iters traced
 def _solve(men, women, *, method, max_iters, unroll, window, kernel, config=_gs.DEFAULT):
     wife, husband, status, pos, stats = _gs.solve(
         men, women, method=method, max_iters=max_iters, unroll=unroll, window=window, kernel=kernel,
