@@ -95,7 +95,7 @@ from jaxmatch.kernels import stable_mw
 from jaxmatch.kernels._stable_wave import DEFAULT_BLOCK, GROUP, Tables, _suitor, _wave
 
 METHODS = ("mcvitie_wilson", "gale_shapley")
-DEFAULT_UNROLL = 16
+DEFAULT_UNROLL = 16    # McVitie-Wilson's waves per loop step on the GPU (stable_marriage: 1 elsewhere)
 DEFAULT_WINDOW = 4
 
 
