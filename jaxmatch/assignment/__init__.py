@@ -217,7 +217,7 @@ def _gadget(src, dst, w, valid, nr, nc, rc: int, cc: int, max_iters, full: bool,
     allowed = jnp.concatenate([valid, (rows < nr) & row_free, (cols < nc) & col_free, valid & dummies])
     real = jnp.concatenate([rows < nr, (cols < nc) & dummies])
     benefit, s, rng, hi = _au.scale(benefit, allowed, nr + jnp.where(dummies, nc, 0), dt)
-    p = _au.Problem(person, obj, benefit, real)
+    p = _au.by_person(person, obj, benefit, real)     # a round reads its bidders' entries only
     st = _au.solve(p, rng, max_iters, cfg=cfg)
     big_u = jnp.where(real, -_au.profits(p, st.price) / s - hi, 0)
     big_v = jnp.where(jnp.concatenate([cols < cc, jnp.broadcast_to(dummies, (rc,))]), -st.price / s, 0)

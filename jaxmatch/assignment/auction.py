@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS, smallest_fit, switch, take
+from jaxmatch._ops import CONVERGED, MAX_ITERS, expand, prefix, smallest_fit, switch, take
 from jaxmatch.status import Status
 
 INFEASIBLE = int(Status.INFEASIBLE)
@@ -86,19 +86,34 @@ class Problem(NamedTuple):
     """A square assignment problem over entries (person, object, benefit); N persons, N objects.
 
     Attributes:
-        person: int32 ``[E]``, the person of each entry (N in padding); None
-            in the dense layout, where it is ``e // N``.
+        person: int32 ``[E]``, the person of each entry (N in padding), in
+            person order when ``indptr`` is given; None in the dense layout,
+            where it is ``e // N``.
         obj: int32 ``[E]``, the object of each entry; None in the dense
             layout, where it is ``e % N``.
         benefit: float ``[E]``, the scaled benefit; ``-inf`` for an entry that
             may not be assigned (see :func:`scale`).
         real: bool ``[N]``, the persons to assign (the others, and the
             objects nobody can take, are padding).
+        indptr: int32 ``[N + 1]``, person ``i``'s entries at ``[indptr[i],
+            indptr[i + 1])`` (see :func:`by_person`): a round then reads the
+            bidders' entries only; None: every round reads every entry.
     """
     person: jax.Array
     obj: jax.Array
     benefit: jax.Array
     real: jax.Array
+    indptr: jax.Array | None = None
+
+
+def by_person(person, obj, benefit, real) -> Problem:
+    """The sparse problem with its entries sorted by person (a stable sort, once) and their row
+    pointers, so that :func:`_offers` reads only the bidders' rows."""
+    n = real.shape[0]
+    order = jnp.argsort(person, stable=True)
+    counts = jnp.zeros(n, jnp.int32).at[person].add(1, mode="drop")
+    indptr = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(counts, dtype=jnp.int32)])
+    return Problem(person[order], obj[order], benefit[order], real, indptr)
 
 
 class State(NamedTuple):
@@ -170,20 +185,45 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
 
     Dense: only the rows of the bidders are read, on the smallest of the row counts ``N, N/4,
     N/16 ... >= cfg.min_rows`` that holds them (one compiled copy each; a ``lax.switch`` picks one
-    per round), so late rounds with few bidders read few rows. Sparse: one pass over the entries."""
+    per round), so late rounds with few bidders read few rows. Sparse with ``p.indptr``: likewise,
+    the bidders' entries laid end to end over ``E, E/4, ...`` lanes (with ``N, N/4, ...`` bidder
+    slots); without it, or when the bidders need them all, one pass over the entries. The
+    reductions are maxima and minima, so every size gives the same offers bit for bit."""
     n = p.real.shape[0]
-    if width is None:
-        val = p.benefit - take(st.price, p.obj, 0)
-        best = jax.ops.segment_max(val, p.person, n)
-        at_best = (val == take(best, p.person, jnp.inf)) & (val > -jnp.inf)
-        rot = jax.ops.segment_min(jnp.where(at_best, (p.obj - p.person) % n, n), p.person, n)
-        obj1 = jnp.where(rot < n, (rot + jnp.arange(n)) % n, n)
-        others = jnp.where(p.obj == take(obj1, p.person, -1), -jnp.inf, val)
-        return best, obj1, jax.ops.segment_max(others, p.person, n)
-    b2 = p.benefit.reshape(n, width)
     sizes = [n]
     while sizes[-1] // 4 >= cfg.min_rows:
         sizes.append(sizes[-1] // 4)
+    if width is None:
+        if p.indptr is None or len(sizes) == 1:
+            return _sparse_offers(p.benefit - take(st.price, p.obj, 0), p.obj, p.person, n, n)
+        e = p.benefit.shape[0]
+        lanes = [max(1, e * k // n) for k in sizes]
+        lo = p.indptr[:-1]
+        deg = p.indptr[1:] - lo
+
+        def part(k, width_k):
+            def run(price, bidding):
+                who = jnp.nonzero(bidding, size=k, fill_value=n)[0].astype(jnp.int32)
+                d = take(deg, who, 0)
+                offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(d, dtype=jnp.int32)])
+                slot, entry, valid = expand(offsets, take(lo, who, 0), jnp.int32(0), width_k)
+                entry = jnp.where(valid, entry, 0)
+                obj = jnp.where(valid, p.obj[entry], n)
+                val = jnp.where(valid, p.benefit[entry] - take(price, obj, 0), -jnp.inf)
+                best, obj1, second = _sparse_offers(val, obj, jnp.where(valid, slot, k), k, n,
+                                                    person=who)
+                put = lambda x, fill: jnp.full(n, fill, x.dtype).at[who].set(x, mode="drop")  # noqa: E731
+                return put(best, -jnp.inf), put(obj1, n), put(second, -jnp.inf)
+            return run
+
+        def full(price, bidding):
+            return _sparse_offers(p.benefit - take(price, p.obj, 0), p.obj, p.person, n, n)
+
+        count = jnp.sum(bidding, dtype=jnp.int32)
+        arcs = jnp.sum(jnp.where(bidding, deg, 0), dtype=jnp.int32)
+        pick = jnp.minimum(smallest_fit(sizes, count), smallest_fit(lanes, arcs))
+        return switch(pick, [full] + [part(k, w) for k, w in zip(sizes[1:], lanes[1:])], st.price, bidding)
+    b2 = p.benefit.reshape(n, width)
 
     def rows(k):
         def run(price, bidding):
@@ -198,6 +238,21 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
         return _dense_offers(b2, st.price, who, n)
     return switch(smallest_fit(sizes, jnp.sum(bidding, dtype=jnp.int32)), [rows(k) for k in sizes],
                   st.price, bidding)
+
+
+def _sparse_offers(val, obj, seg, k: int, n: int, person=None):
+    """best, object, second best per segment ``seg`` (k segments; ``person[s]`` the person of
+    segment s, the identity when None) of the values ``val`` of entries on objects ``obj`` (n
+    objects). Ties as :func:`_dense_offers`: the first object at or after the person's id,
+    cyclically."""
+    who = jnp.arange(k, dtype=jnp.int32) if person is None else person
+    best = jax.ops.segment_max(val, seg, k)
+    at_best = (val == take(best, seg, jnp.inf)) & (val > -jnp.inf)
+    me = take(who, seg, 0)
+    rot = jax.ops.segment_min(jnp.where(at_best, (obj - me) % n, n), seg, k)
+    obj1 = jnp.where(rot < n, (rot + who) % n, n)
+    others = jnp.where(obj == take(obj1, seg, -1), -jnp.inf, val)
+    return best, obj1, jax.ops.segment_max(others, seg, k)
 
 
 def init(p: Problem, rng, cfg: Config = DEFAULT) -> State:
