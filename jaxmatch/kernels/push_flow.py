@@ -61,11 +61,12 @@ lock-free argument, made simpler by the barrier between the two phases):
   measurements) the relabel phase does not read the row again: the push phase keeps, for each
   ``u`` left with excess, the lowest head height over the arcs it read as residual and not
   admissible (exact: no height changes in a push phase, and an admissible arc's capacity has one
-  writer, u), and u relabels to 1 + that. An arc out of u that became residual during the phase was made by a push of a
-  head w into u, which needs h(w) > h(u), and u may have read it before the push; every such
-  push claims u in ``stamp`` with the round's id, so a u that finds its stamp there caps its new
-  height at h(u) + 2 <= h(w) + 1. Heights are those of the round's start, so the relabels can be
-  lower than the rereading phase's (still valid, perhaps more rounds).
+  writer, u), and u relabels to 1 + that. An arc out of u that became residual during the phase
+  was made by a push of a head w into u, which needs h(w) > h(u), and u may have read it before
+  the push; every such push claims u in ``stamp`` with the round's id, so a u that finds its
+  stamp there caps its new height at h(u) + 2 <= h(w) + 1. Heights are those of the round's
+  start, so the relabels can be lower than the rereading phase's (still valid, perhaps more
+  rounds).
 * So the labels stay valid, heights only grow and every push is admissible:
   the generic algorithm's bounds and its maximum preflow at the end hold,
   whatever the interleaving. The flow found (not its value) may differ from
