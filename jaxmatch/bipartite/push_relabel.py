@@ -93,8 +93,9 @@ def consistent_col_mate(g, row_mate, col_mate):
     return jnp.where(ok, col_mate, -1)
 
 
-def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False):
+def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False, run=True):
     """Exact labels by a BFS from the unmatched rows; returns (psi_r, psi_c, levels, stalled).
+    ``run`` False (a traced bool): no BFS level runs (see :func:`push_relabel`'s loop under vmap).
 
     With ``kernel`` (a :class:`jaxmatch.kernels.bfs_level.Config`) the BFS runs
     in the persistent kernel (many levels per launch, work proportional to
@@ -117,7 +118,7 @@ def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False):
         return GRState(psi_r, psi_c, s.level + 2, jnp.any(new))
 
     s = lax.while_loop(lambda s: s.added & (s.level < inf),
-                       step, GRState(psi_r, psi_c, jnp.int32(0), jnp.bool_(True)))
+                       step, GRState(psi_r, psi_c, jnp.int32(0), jnp.asarray(run)))
     return s.psi_r, s.psi_c, s.level, jnp.bool_(False)
 
 
@@ -127,8 +128,8 @@ def _is_active(g, s: PRState, v):
     return (v < g.col_cap) & ((mate == -1) | ((mate >= 0) & (take(s.row_mate, mate, -1) != v)))
 
 
-def _relabel_and_shrink(g, s: PRState, inf, k, kernel=None, interpret=False):
-    psi_r, psi_c, levels, stalled = global_relabel(g, s.row_mate, s.col_mate, inf, kernel, interpret)
+def _relabel_and_shrink(g, s: PRState, inf, k, kernel=None, interpret=False, run=True):
+    psi_r, psi_c, levels, stalled = global_relabel(g, s.row_mate, s.col_mate, inf, kernel, interpret, run)
     v = s.active
     live = _is_active(g, s, v)
     reach = take(psi_c, v, inf) < inf
@@ -249,8 +250,10 @@ def push_relabel(g, row_mate, col_mate, *, max_iters, k=DEFAULT_K, lanes=DEFAULT
         push = steps
 
     def body(s: PRState) -> PRState:
-        s = lax.cond(s.it >= s.next_gr, lambda s: _relabel_and_shrink(g, s, inf, k, kernel, interpret),
-                     lambda s: s, s)
+        # under vmap the cond runs both branches for every graph: the BFS runs only where it is due
+        # (else each round ran a whole global relabel for every graph of the batch)
+        due = s.it >= s.next_gr
+        s = lax.cond(due, lambda s: _relabel_and_shrink(g, s, inf, k, kernel, interpret, due), lambda s: s, s)
         return push(s)
 
     s = lax.while_loop(more, body, s)

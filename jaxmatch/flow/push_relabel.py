@@ -194,12 +194,13 @@ class PRState(NamedTuple):
 
 
 def global_relabel(net, s: PRState, targets, fixed, terminal, n, k: float, rungs, *, search, unroll, early,
-                   kernel=None, interpret=False):
-    """Heights from a BFS to the targets (see the module docstring), and a rebuilt AVQ."""
+                   kernel=None, interpret=False, run=True):
+    """Heights from a BFS to the targets (see the module docstring), and a rebuilt AVQ. ``run`` False
+    (a traced bool): no BFS level runs (see :func:`run_phase` under vmap)."""
     counted = (s.excess > 0) & (s.height < n) & ~terminal
     dist, lowest, levels, owner, stalled = residual_bfs(net, s.rc, targets, fixed, counted, rungs, search=search,
                                                unroll=unroll, early=early, owner=s.owner, kernel=kernel,
-                                               interpret=interpret)
+                                               interpret=interpret, run=run)
     floor = jnp.where(lowest < 0, n, jnp.minimum(lowest + 1, n))
     labelled = (dist >= 0) & (dist < INT_MAX)
     height = jnp.where(labelled, dist, jnp.minimum(jnp.maximum(s.height, floor), n))
@@ -314,7 +315,10 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
         return ((s.count > 0) | (s.n_gr == 0)) & (s.it < max_iters)
 
     def relabel_if_due(s: PRState) -> PRState:
-        return lax.cond(going(s) & (s.work >= s.budget), lambda s: relabel(s), lambda s: s, s)
+        # under vmap the cond runs both branches for every network: the BFS runs only where it is due
+        # (else every step ran a whole global relabel for every network of the batch)
+        due = going(s) & (s.work >= s.budget)
+        return lax.cond(due, lambda s: relabel(s, run=due), lambda s: s, s)
 
     steps = [lambda s: s] + [partial(push_relabel_step, net, terminal, n, rung=r, search=search) for r in rungs]
 

@@ -63,7 +63,7 @@ def _bfs_step(net, rc, counted, b: BFSState, *, rung: Rung, search: bool) -> BFS
 
 
 def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unroll: int, early: bool, owner,
-                 kernel=None, interpret=False):
+                 kernel=None, interpret=False, run=True):
     """Residual distance to the set ``roots`` by a level-synchronous BFS over residual arcs (backwards).
 
     Level 1 is found by one pass over all residual arcs (so the roots' rows,
@@ -76,7 +76,8 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
     them), with ``interpret`` in Pallas's interpreter. Returns (dist
     [vertex_cap]: INT_MAX where not labelled, -1 where blocked; the lowest
     unexpanded level, or -1 when the frontier ran empty; the number of BFS
-    levels; the owner scratch; whether a kernel launch stalled).
+    levels; the owner scratch; whether a kernel launch stalled). ``run`` False
+    (a traced bool): the first level only.
     """
     vc = net.vertex_cap
     ids = jnp.arange(vc, dtype=jnp.int32)
@@ -87,6 +88,7 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
     dist = dist.at[jnp.where(one, x, vc)].set(1, mode="drop")
     first = dist == 1
     frontier, count = compact(first, ids, vc)
+    count = jnp.where(run, count, 0)             # run False: no level after the first
     want = jnp.sum(counted & ~roots, dtype=jnp.int32)
     b = BFSState(dist, frontier, count, jnp.sum(jnp.where(first, deg, 0), dtype=jnp.int32),
                  jnp.max(jnp.where(first, deg, 0)), owner, jnp.sum(first & counted, dtype=jnp.int32), jnp.int32(1))
