@@ -160,9 +160,11 @@ def _min_rows(g, s: PRState, lanes: int, inf):
         return first + lanes, jnp.where(better, b, best), jnp.where(better, a, arg)
 
     init = (jnp.int32(0), jnp.full(slots, INT_MAX, jnp.int32), jnp.full(slots, INT_MAX, jnp.int32))
-    # one window covers the usual step; only a step with more edges than lanes loops
-    _, best, arg = lax.cond(offsets[-1] <= lanes, chunk,
-                            lambda c: lax.while_loop(lambda c: c[0] < offsets[-1], chunk, c), init)
+    # one window covers the usual step; only a step with more edges than lanes loops on from it
+    # (under vmap both branches run: they share the first window, which XLA computes once)
+    first = chunk(init)
+    _, best, arg = lax.cond(offsets[-1] <= lanes, lambda c: c,
+                            lambda c: lax.while_loop(lambda c: c[0] < offsets[-1], chunk, c), first)
     return best, arg
 
 
