@@ -105,9 +105,9 @@ of one active vertex on an H100 with 4 warps and chunks of 128 (20.2 us
 with Pallas's fenced atomics), against 100-190 us as an XLA step
 (``experiments/bench_rounds.py``, RESULTS sessions 11 and 20). The default
 knobs became 8 warps and chunks of 256 in session 22 (5-10% less time on
-genrmf, RLG, road and G-PR's road/delaunay/rgg networks, where many
-vertices are active at once), and this kernel's ``push_width`` 8 (fewer
-rounds: 4-26% less time on genrmf, RLG and meshes).
+genrmf, RLG and road flows, 2-24% on G-PR's road/delaunay/rgg graphs, where
+many vertices are active at once), and this kernel's ``push_width`` 8
+(fewer rounds: 4-26% less time on genrmf, RLG and meshes).
 
 >>> import jax.numpy as jnp
 >>> indptr = jnp.array([0, 1, 3, 4], jnp.int32)        # path 0 -> 1 -> 2 of capacity 5, 0 the source
