@@ -133,6 +133,13 @@ def compact(keep: jax.Array, values: jax.Array, fill) -> tuple[jax.Array, jax.Ar
     return out, total[-1] if keep.shape[0] else jnp.int32(0)
 
 
+def offsets(sizes: jax.Array) -> jax.Array:
+    """Where each of consecutive ranges of these ``sizes`` starts, and the end: ``[0, s0, s0 + s1,
+    ...]``, int32, one longer than ``sizes`` (CSR row pointers from row lengths; the ``offsets`` of
+    :func:`expand`)."""
+    return jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(sizes, dtype=jnp.int32)])
+
+
 def expand(offsets: jax.Array, starts: jax.Array, first: jax.Array, lanes: int):
     """Load-balanced expansion of slot ranges into ``lanes`` work items.
 

@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS, expand, prefix, smallest_fit, switch, take
+from jaxmatch._ops import CONVERGED, MAX_ITERS, expand, offsets, smallest_fit, switch, take
 from jaxmatch.status import Status
 
 INFEASIBLE = int(Status.INFEASIBLE)
@@ -112,8 +112,7 @@ def by_person(person, obj, benefit, real) -> Problem:
     n = real.shape[0]
     order = jnp.argsort(person, stable=True)
     counts = jnp.zeros(n, jnp.int32).at[person].add(1, mode="drop")
-    indptr = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(counts, dtype=jnp.int32)])
-    return Problem(person[order], obj[order], benefit[order], real, indptr)
+    return Problem(person[order], obj[order], benefit[order], real, offsets(counts))
 
 
 class State(NamedTuple):
@@ -194,8 +193,11 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
     while sizes[-1] // 4 >= cfg.min_rows:
         sizes.append(sizes[-1] // 4)
     if width is None:
+        def full(price, bidding):
+            return _sparse_offers(p.benefit - take(price, p.obj, 0), p.obj, p.person, n, n)
+
         if p.indptr is None or len(sizes) == 1:
-            return _sparse_offers(p.benefit - take(st.price, p.obj, 0), p.obj, p.person, n, n)
+            return full(st.price, bidding)
         e = p.benefit.shape[0]
         lanes = [max(1, e * k // n) for k in sizes]
         lo = p.indptr[:-1]
@@ -204,20 +206,12 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
         def part(k, width_k):
             def run(price, bidding):
                 who = jnp.nonzero(bidding, size=k, fill_value=n)[0].astype(jnp.int32)
-                d = take(deg, who, 0)
-                offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(d, dtype=jnp.int32)])
-                slot, entry, valid = expand(offsets, take(lo, who, 0), jnp.int32(0), width_k)
+                slot, entry, valid = expand(offsets(take(deg, who, 0)), take(lo, who, 0), jnp.int32(0), width_k)
                 entry = jnp.where(valid, entry, 0)
                 obj = jnp.where(valid, p.obj[entry], n)
                 val = jnp.where(valid, p.benefit[entry] - take(price, obj, 0), -jnp.inf)
-                best, obj1, second = _sparse_offers(val, obj, jnp.where(valid, slot, k), k, n,
-                                                    person=who)
-                put = lambda x, fill: jnp.full(n, fill, x.dtype).at[who].set(x, mode="drop")  # noqa: E731
-                return put(best, -jnp.inf), put(obj1, n), put(second, -jnp.inf)
+                return _to_persons(who, n, *_sparse_offers(val, obj, jnp.where(valid, slot, k), k, n, person=who))
             return run
-
-        def full(price, bidding):
-            return _sparse_offers(p.benefit - take(price, p.obj, 0), p.obj, p.person, n, n)
 
         count = jnp.sum(bidding, dtype=jnp.int32)
         arcs = jnp.sum(jnp.where(bidding, deg, 0), dtype=jnp.int32)
@@ -228,9 +222,7 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
     def rows(k):
         def run(price, bidding):
             who = jnp.nonzero(bidding, size=k, fill_value=n)[0].astype(jnp.int32)
-            best, obj1, second = _dense_offers(b2, price, who, n)
-            put = lambda x, fill: jnp.full(n, fill, x.dtype).at[who].set(x, mode="drop")
-            return put(best, -jnp.inf), put(obj1, n), put(second, -jnp.inf)
+            return _to_persons(who, n, *_dense_offers(b2, price, who, n))
         return run
 
     if len(sizes) == 1:
@@ -238,6 +230,13 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
         return _dense_offers(b2, st.price, who, n)
     return switch(smallest_fit(sizes, jnp.sum(bidding, dtype=jnp.int32)), [rows(k) for k in sizes],
                   st.price, bidding)
+
+
+def _to_persons(who, n: int, best, obj1, second):
+    """The offers of the persons ``who`` (n = padding) as ``[n]`` arrays: -inf values and object n
+    for the others."""
+    put = lambda x, fill: jnp.full(n, fill, x.dtype).at[who].set(x, mode="drop")  # noqa: E731
+    return put(best, -jnp.inf), put(obj1, n), put(second, -jnp.inf)
 
 
 def _sparse_offers(val, obj, seg, k: int, n: int, person=None):

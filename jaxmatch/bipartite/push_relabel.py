@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INT_MAX, claim_first, compact, expand, mask_ids, prefix, segment_argmin, take
+from jaxmatch._ops import INT_MAX, claim_first, compact, expand, mask_ids, offsets, segment_argmin, take
 from jaxmatch.kernels.bfs_level import alternating_bfs
 from jaxmatch.kernels.push_match import push_match_rounds
 from jaxmatch.status import Status
@@ -95,7 +95,8 @@ def consistent_col_mate(g, row_mate, col_mate):
 
 def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False, run=True):
     """Exact labels by a BFS from the unmatched rows; returns (psi_r, psi_c, levels, stalled).
-    ``run`` False (a traced bool): no BFS level runs (see :func:`push_relabel`'s loop under vmap).
+    ``run`` False (a traced bool): no XLA BFS level runs (:func:`push_relabel`'s loop under vmap,
+    where the kernel is refused; a kernel launch ignores it).
 
     With ``kernel`` (a :class:`jaxmatch.kernels.bfs_level.Config`) the BFS runs
     in the persistent kernel (many levels per launch, work proportional to
@@ -148,11 +149,11 @@ def _min_rows(g, s: PRState, lanes: int, inf):
     ok = (jnp.arange(slots) < s.n_slots) & (v < g.col_cap)
     start = take(g.by_col.indptr, v, 0)
     deg = jnp.where(ok, take(g.by_col.indptr, v + 1, 0) - start, 0)
-    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(deg, dtype=jnp.int32)])
+    bounds = offsets(deg)
 
     def chunk(c):
         first, best, arg = c
-        slot, e, valid = expand(offsets, start, first, lanes)
+        slot, e, valid = expand(bounds, start, first, lanes)
         r = take(g.by_col.indices, e, g.row_cap)
         key = jnp.where(valid, take(s.psi_r, r, inf), INT_MAX)
         b, a = segment_argmin(key, r, mask_ids(slot, valid, slots), slots)
@@ -163,8 +164,8 @@ def _min_rows(g, s: PRState, lanes: int, inf):
     # one window covers the usual step; only a step with more edges than lanes loops on from it
     # (under vmap both branches run: they share the first window, which XLA computes once)
     first = chunk(init)
-    _, best, arg = lax.cond(offsets[-1] <= lanes, lambda c: c,
-                            lambda c: lax.while_loop(lambda c: c[0] < offsets[-1], chunk, c), first)
+    _, best, arg = lax.cond(bounds[-1] <= lanes, lambda c: c,
+                            lambda c: lax.while_loop(lambda c: c[0] < bounds[-1], chunk, c), first)
     return best, arg
 
 

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxmatch._ops import is_traced, mask_ids, prefix, take, trim
+from jaxmatch._ops import is_traced, mask_ids, offsets, take, trim
 from jaxmatch._containers import LAYOUTS
 from jaxmatch._validate import INT32_MAX, check_type
 from jaxmatch.graph import CSR, BipartiteGraph, FlowNetwork, GraphInputError
@@ -47,7 +47,7 @@ def _network_from_arcs(tail, head, cap, n, n_arcs, vertex_cap: int, layout: str)
     pos = jnp.zeros(2 * ac, jnp.int32).at[order].set(jnp.arange(2 * ac, dtype=jnp.int32))
     rev = jnp.zeros(2 * ac, jnp.int32).at[pos].set(pos[(jnp.arange(2 * ac) + ac) % (2 * ac)])
     counts = jax.ops.segment_sum(jnp.ones(2 * ac, jnp.int32), src, vertex_cap)
-    indptr = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(counts, dtype=jnp.int32)])
+    indptr = offsets(counts)
     real = arc[order] < n_arcs
     res = CSR(indptr, dst[order], src[order], None)
     return FlowNetwork(tail=tail, head=head, cap=cap, res=res,

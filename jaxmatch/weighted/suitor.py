@@ -61,7 +61,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, prefix, segment_argmin, take
+from jaxmatch._ops import (CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, offsets, prefix, segment_argmin,
+                           take)
 
 INITIAL_BUDGET = 2   # first window length after a proposal (entries)
 
@@ -221,8 +222,8 @@ def scan(adj: SortedAdjacency, ids, live, ptr, budget, lanes: int,
     w = jnp.where(live, jnp.clip(jnp.minimum(budget, end - ptr), 0, lanes), 0)
     before = _exclusive_sum(w, lanes)
     got = jnp.clip(lanes - before, 0, w)
-    offsets = jnp.concatenate([jnp.zeros(1, jnp.int32), prefix(got, dtype=jnp.int32)])
-    slot, e, ok = expand(offsets, ptr, jnp.int32(0), lanes)
+    bounds = offsets(got)
+    slot, e, ok = expand(bounds, ptr, jnp.int32(0), lanes)
     e = jnp.where(ok, e, adj.nbr.shape[0])
     hit = ok & accepts(take(adj.rank, e, INT_MAX), take(adj.nbr, e, adj.end.shape[0]))
     first = jax.ops.segment_min(jnp.where(hit, e, INT_MAX), mask_ids(slot, hit, K), K)
@@ -232,7 +233,7 @@ def scan(adj: SortedAdjacency, ids, live, ptr, budget, lanes: int,
     new_budget = jnp.where(found, INITIAL_BUDGET,
                            jnp.where(grow, jnp.minimum(2 * budget, lanes), budget))
     entry = jnp.where(found, first, adj.nbr.shape[0])
-    return ScanResult(found, entry, new_ptr, new_budget, new_ptr < end, offsets[-1])
+    return ScanResult(found, entry, new_ptr, new_budget, new_ptr < end, bounds[-1])
 
 
 # --------------------------------------------------------------------------
