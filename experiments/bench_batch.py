@@ -33,7 +33,11 @@
   plain Python) on at most ``--peer-graphs`` instances, scaled to B.
 
 "End to end" is the one-pass build plus the warm solve with the answers back
-as NumPy (compile reported apart, as ``first_solve_s``).
+as NumPy (compile reported apart, as ``first_solve_s``). For matching and flow
+the same batch is also solved eagerly, where the solver solves its disjoint
+union once (``jaxmatch.disjoint_union``; ``union_*`` columns, its host-side
+union build and split included), against the peer's loop with its per-graph
+matrix builds (``peer e2e``).
 
     python experiments/bench_batch.py                    # B = 2,000 and 20,000
     python experiments/bench_batch.py --graphs 100000 --families matching
@@ -89,16 +93,28 @@ def main():
     (out / "bench_batch.json").write_text(json.dumps(dict(device=str(jax.devices()[0]), jax=jax.__version__,
                                                           rows=rows), indent=1))
     print(f"\n{'family':9} {'graphs':>7} {'build s':>8} {'first s':>8} {'warm s':>8} {'end-to-end M/min':>17} "
-          f"{'peer loop s':>12}")
+          f"{'peer loop s':>12} {'union first s':>14} {'union warm s':>13} {'union e2e s':>12} {'peer e2e s':>11}")
+    fmt = lambda r, k, f: format(r[k], f) if k in r else "-"
     for r in rows:
         print(f"{r['family']:9} {r['graphs']:7d} {r['graph_index_build_s']:8.3f} {r['first_solve_s']:8.2f} "
-              f"{r['warm_solve_s']:8.4f} {r['graphs_per_min_end_to_end'] / 1e6:17.2f} {r['peer_loop_s']:12.3f}")
+              f"{r['warm_solve_s']:8.4f} {r['graphs_per_min_end_to_end'] / 1e6:17.2f} {r['peer_loop_s']:12.3f} "
+              f"{fmt(r, 'union_first_s', '14.2f')} {fmt(r, 'union_warm_s', '13.4f')} "
+              f"{fmt(r, 'union_end_to_end_s', '12.3f')} {fmt(r, 'peer_end_to_end_s', '11.3f')}")
 
 
 def _solve_twice(row, solve, batch):
     import jax
     row["first_solve_s"] = _timed(lambda: jax.tree_util.tree_map(np.asarray, solve(batch)))[1]
     got, row["warm_solve_s"] = _timed(lambda: jax.tree_util.tree_map(np.asarray, solve(batch)))
+    return got
+
+
+def _union_twice(row, solve):
+    """The eager batch route (one solve of the batch's disjoint union, jaxmatch.disjoint_union), its
+    building and splitting included: first call and warm."""
+    row["union_first_s"] = _timed(lambda: np.asarray(solve()))[1]
+    got, row["union_warm_s"] = _timed(lambda: np.asarray(solve()))
+    row["union_end_to_end_s"] = row["graph_index_build_s"] + row["union_warm_s"]
     return got
 
 
@@ -123,6 +139,9 @@ def _matching(row, rng, B, args):
         jaxmatch.BipartiteGraph.from_edges(r, c, np.full(B, n), np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.maximum_matching(g).cardinality)), batch)
     assert np.array_equal(got, want), "cardinalities differ from scipy's"
+    row["peer_end_to_end_s"] = row["scipy_build_s"] + row["peer_loop_s"]
+    got = _union_twice(row, lambda: jaxmatch.maximum_matching(batch).cardinality)
+    assert np.array_equal(got, want), "the union route's cardinalities differ from scipy's"
     gs, row["unstack_s"] = _timed(lambda: jaxmatch.unstack(batch))
     again, row["restack_s"] = _timed(lambda: jax.block_until_ready(jaxmatch.stack(gs)))
     for x, y in zip(jax.tree_util.tree_leaves(again), jax.tree_util.tree_leaves(batch)):
@@ -154,6 +173,9 @@ def _flow(row, rng, B, args):
         jaxmatch.FlowNetwork.from_edges(tail, head, cap, np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda net: jaxmatch.max_flow(net, 0, n - 1).flow_value)), batch)
     assert np.array_equal(got, want), "flow values differ from scipy's"
+    row["peer_end_to_end_s"] = row["peer_loop_s"]
+    got = _union_twice(row, lambda: jaxmatch.max_flow(batch, 0, n - 1).flow_value)
+    assert np.array_equal(got, want), "the union route's flow values differ from scipy's"
 
 
 def _weighted(rng, B, args):

@@ -18,6 +18,8 @@ from jaxmatch.graph import (
     FlowNetwork,
     Graph,
     GraphInputError,
+    disjoint_union,
+    split_union,
     stack,
     unstack,
 )
@@ -48,7 +50,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BipartiteGraph", "CSR", "FlowNetwork", "Graph", "GraphInputError", "MatchingResult",
     "certify", "datasets", "from_igraph", "from_networkx", "from_scipy", "initial_matching", "io",
-    "maximum_matching", "read", "AssignmentResult", "linear_sum_assignment", "min_weight_matching", "solve_batch", "solve_many", "stack", "to_scipy", "unstack",
+    "maximum_matching", "read", "AssignmentResult", "linear_sum_assignment", "min_weight_matching", "solve_batch", "solve_many", "disjoint_union", "split_union", "stack", "to_scipy", "unstack",
     "ShardedBipartiteGraph", "ShardedGraph", "shard",
     "BMatchingResult", "WeightedMatchingResult", "b_suitor", "greedy_b_matching", "greedy_matching",
     "locally_dominant", "suitor",

@@ -181,3 +181,25 @@ def _float_dtype():
 def _check_rule(rule: str, allowed: tuple[str, ...]) -> None:
     if rule not in allowed:
         raise GraphInputError(f"duplicates must be one of {allowed}, got {rule!r}")
+
+
+def batch_terminals(source, sink, n: np.ndarray):
+    """The source and sink of each of a batch's networks (``n``: their vertex counts) as two int64
+    arrays: each an int or one id per network, in range, the two different in every network."""
+    count, ends = n.shape[0], []
+    for ids, name in ((source, "source"), (sink, "sink")):
+        if np.ndim(ids) != 0 and np.shape(ids) != (count,):
+            raise GraphInputError(f"a batch of {count} networks takes one {name} id per network (an int or a "
+                                  f"[{count}] array), got shape {np.shape(ids)}")
+        ids = np.broadcast_to(np.asarray(ids), (count,))
+        if ids.dtype.kind not in "iu":
+            raise GraphInputError(f"{name} ids must be integers, got {ids.dtype}")
+        bad = np.flatnonzero((ids < 0) | (ids >= n))
+        if bad.size:
+            b = int(bad[0])
+            raise GraphInputError(f"{name} {int(ids[b])} of network {b} is out of range [0, {int(n[b])})")
+        ends.append(ids.astype(np.int64))
+    same = np.flatnonzero(ends[0] == ends[1])
+    if same.size:
+        raise GraphInputError(f"source and sink of network {int(same[0])} are both vertex {int(ends[0][same[0]])}")
+    return ends

@@ -4,7 +4,8 @@ This is the public home of the graph containers (:class:`BipartiteGraph`,
 :class:`Graph`, :class:`FlowNetwork`, :class:`CSR`), of
 :class:`GraphInputError`, :func:`from_scipy`, and of :func:`stack` /
 :func:`unstack`, which turn a list of graphs into one batch for ``jax.vmap``
-and back. The pieces live in private modules by responsibility:
+and back, and :func:`disjoint_union` / :func:`split_union`, which lay a batch's
+graphs side by side as one graph and read a per-vertex answer back. The pieces live in private modules by responsibility:
 ``jaxmatch._validate`` (the input checks), ``jaxmatch._csr`` (the pytree
 machinery and CSR arrays), ``jaxmatch._build`` (the arrays of one graph or a
 batch, built with NumPy), ``jaxmatch._containers`` (the classes;
@@ -275,3 +276,105 @@ def unstack(batch, *, trim: bool = False):
     leaves, tree = jax.tree_util.tree_flatten(jax.device_get(batch))
     graphs = [jax.tree_util.tree_unflatten(tree, [x[i] for x in leaves]) for i in range(leaves[0].shape[0])]
     return [g.with_capacity() for g in graphs] if trim else graphs
+
+
+def disjoint_union(batch):
+    """One graph made of a batch's graphs side by side, and where each graph's ids start in it.
+
+    The union has no edge between two of the batch's graphs, so any answer
+    that splits by connected piece (a maximum matching, a maximum flow with
+    every network's source and sink, a Suitor matching, a stable matching)
+    is, read piece by piece, an answer for each graph. One solve of the
+    union runs the single-graph solver's steps, whose work is proportional
+    to the edges still active; ``jax.vmap`` instead costs every graph's
+    padded lanes in every step until the slowest graph finishes. The
+    solvers that split by component take a batch eagerly through this route
+    (:func:`jaxmatch.maximum_matching`, :func:`jaxmatch.max_flow`). Built
+    on the host in one vectorised pass: O(total edges) NumPy work, no sort.
+
+    Args:
+        batch: a batched :class:`BipartiteGraph`, :class:`Graph` or
+            :class:`FlowNetwork` (from :func:`stack` or a ``graph_index=``
+            constructor).
+
+    Returns:
+        ``(graph, offsets)``: the union, a single graph of the batch's type at
+        its default (power-of-two) capacities, and a dict from each of its
+        true-size fields (``n_rows``, ``n_cols``, ``n_edges`` for a
+        :class:`BipartiteGraph`; ``n``, ``n_edges``, ``n_entries`` for a
+        :class:`Graph`; ``n``, ``n_arcs`` for a :class:`FlowNetwork`) to an
+        int64 NumPy array of B + 1 prefix sums: graph b's vertex (row, column,
+        arc, edge in :meth:`~BipartiteGraph.edges` order) ``i`` is the
+        union's ``offsets[field][b] + i``.
+
+    Raises:
+        GraphInputError: when ``batch`` is not a batch of jaxmatch graphs.
+
+    Example:
+        >>> import jaxmatch
+        >>> b = jaxmatch.stack([jaxmatch.BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1]),
+        ...                     jaxmatch.BipartiteGraph.from_edges([0], [0])])
+        >>> g, off = jaxmatch.disjoint_union(b)
+        >>> g.edges()[:2], off["n_rows"].tolist()
+        ((array([0, 1, 1, 2], dtype=int32), array([1, 0, 1, 2], dtype=int32)), [0, 2, 3])
+    """
+    if type(batch) not in GRAPH_TYPES or np.ndim(_size_leaf(batch)) != 1:
+        raise GraphInputError("disjoint_union needs a batch of jaxmatch graphs (from stack or graph_index=)")
+    b = jax.device_get(batch)
+    sizes = {f: np.asarray(getattr(b, f), np.int64) for f in _SIZE_FIELDS[type(batch)]}
+    off = {f: np.concatenate([[0], np.cumsum(s)]) for f, s in sizes.items()}
+
+    def pick(x, count, shift=None):
+        """The first ``count[g]`` entries of row g of ``x``, graph after graph, each plus ``shift[g]``."""
+        x = np.asarray(x)
+        keep = np.arange(x.shape[1])[None, :] < count[:, None]
+        return (x if shift is None else x + shift[:-1, None].astype(x.dtype))[keep]
+
+    if isinstance(b, BipartiteGraph):
+        w = pick(b.by_row.weights, sizes["n_edges"]) if b.by_row.weights is not None else None
+        g = BipartiteGraph.from_edges(pick(b.by_row.src, sizes["n_edges"], off["n_rows"]),
+                                      pick(b.by_row.indices, sizes["n_edges"], off["n_cols"]),
+                                      int(off["n_rows"][-1]), int(off["n_cols"][-1]), weights=w)
+    elif isinstance(b, Graph):
+        s = pick(b.adj.src, sizes["n_entries"], off["n"])
+        d = pick(b.adj.indices, sizes["n_entries"], off["n"])
+        keep = s <= d
+        w = pick(b.adj.weights, sizes["n_entries"])[keep] if b.weighted else None
+        g = Graph.from_edges(s[keep], d[keep], w, int(off["n"][-1]))
+    else:
+        g = FlowNetwork.from_edges(pick(b.tail, sizes["n_arcs"], off["n"]), pick(b.head, sizes["n_arcs"], off["n"]),
+                                   pick(b.cap, sizes["n_arcs"]), int(off["n"][-1]), layout=b.layout)
+    return g, off
+
+
+def batch_route() -> str:
+    """How :func:`jaxmatch.maximum_matching` and :func:`jaxmatch.max_flow` solve a batch given eagerly:
+    ``"vmap"`` (one jitted ``jax.vmap``) on the GPU, ``"union"`` (one solve of the
+    :func:`disjoint_union`) elsewhere: the faster of the two on each (experiments/RESULTS.md, session
+    23: on the H100 vmap is 4-27x faster; on a 2-core CPU the union 2.1-8.6x)."""
+    return "vmap" if jax.default_backend() == "gpu" else "union"
+
+
+_SIZE_FIELDS = {BipartiteGraph: ("n_rows", "n_cols", "n_edges"), Graph: ("n", "n_edges", "n_entries"),
+                FlowNetwork: ("n", "n_arcs")}
+
+
+def split_union(x, offsets, capacity: int, fill=0) -> np.ndarray:
+    """A union's per-vertex (or per-arc) array as the batch's ``[B, capacity]`` array.
+
+    Row b holds the union's ``x[offsets[b]:offsets[b + 1]]``, then ``fill``
+    (the padding of the batch's graphs, as ``jax.vmap`` leaves it).
+
+    Args:
+        x: an array over the union's vertices, rows, columns or arcs.
+        offsets: the matching prefix sums from :func:`disjoint_union`.
+        capacity: the batch's capacity of that set.
+        fill: the value past each graph's true size.
+
+    Returns:
+        A NumPy array of shape ``[B, capacity]``.
+    """
+    x, offsets = np.asarray(x), np.asarray(offsets)
+    pos = offsets[:-1, None] + np.arange(capacity)[None, :]
+    keep = pos < offsets[1:, None]
+    return np.where(keep, x[np.where(keep, pos, 0)] if x.size else fill, fill).astype(x.dtype)

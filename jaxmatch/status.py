@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 
 import jax
+import numpy as np
 
 
 class Status(enum.IntEnum):
@@ -125,7 +126,8 @@ class SolverError(RuntimeError):
 
     def __init__(self, solver: str, result):
         self.result = result
-        self.status = Status(int(result.status))
+        codes = np.ravel(np.asarray(result.status))   # a batch's statuses: the first that is not CONVERGED
+        self.status = Status(int(next((c for c in codes if c != Status.CONVERGED), codes[0])))
         super().__init__(f"{solver}: {self.status.message}")
 
 
@@ -137,6 +139,7 @@ def with_status_name(cls):
 
 def settle(solver: str, result, throw: bool):
     """``result``, or :class:`SolverError` when ``throw`` and the (concrete) status is not CONVERGED."""
-    if throw and not isinstance(result.status, jax.core.Tracer) and int(result.status) != Status.CONVERGED:
+    if (throw and not isinstance(result.status, jax.core.Tracer)
+            and np.any(np.asarray(result.status) != Status.CONVERGED)):
         raise SolverError(solver, result)
     return result

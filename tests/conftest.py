@@ -14,10 +14,13 @@ faster on the CPU once compiled (experiments/cpu_emitters.py; RESULTS.md, sessio
 asks a subprocess whether this jaxlib takes it (about a second) and hands the answer to its
 workers in ``JAXMATCH_TEST_FAST_COMPILE``."""
 
+import atexit
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import jax
 import pytest
@@ -48,6 +51,14 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 RSS_LIMIT = 3 << 30
+
+SHARED_CACHE = "JAXMATCH_TEST_COMPILE_CACHE"   # the run's own compilation cache, made empty by the first process
+if os.environ.get("JAXMATCH_TEST_NO_SHARED_CACHE", "").strip().lower() not in ("1", "true", "yes", "on"):
+    if SHARED_CACHE not in os.environ:
+        os.environ[SHARED_CACHE] = tempfile.mkdtemp(prefix="jaxmatch-test-cache-")
+        atexit.register(shutil.rmtree, os.environ[SHARED_CACHE], True)
+    jax.config.update("jax_compilation_cache_dir", os.environ[SHARED_CACHE])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
 
 def _rss() -> int:

@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 from scipy.sparse.csgraph import maximum_bipartite_matching
@@ -49,6 +50,7 @@ MULTI_DEVICE = r"""
 import os
 os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
 import jax
+import jax
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
@@ -86,3 +88,67 @@ def test_solve_many_splits_buckets_over_devices():
     out = subprocess.run([sys.executable, "-c", MULTI_DEVICE], capture_output=True, text=True, timeout=600,
                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+@pytest.mark.parametrize("route", ["union", "vmap"])
+def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
+    """maximum_matching and max_flow take a stacked batch outside jit and solve its disjoint union once
+    (the CPU's route) or vmap it (the GPU's): each graph's answer has its solo cardinality / value and passes its certificates, the arrays are
+    padded as under vmap; the union's edges are the graphs' edges at their offsets; under jit a batch
+    still asks for vmap, and a batch's sources must be one id per network in range."""
+    monkeypatch.setattr(jaxmatch.graph, "batch_route", lambda: route)
+    rng = np.random.default_rng(3)
+    gs = []
+    for _ in range(6):
+        nr, nc = (int(x) for x in rng.integers(1, 17, 2))
+        m = int(rng.integers(0, 3 * max(nr, nc)))
+        gs.append(BipartiteGraph.from_edges(rng.integers(0, nr, m), rng.integers(0, nc, m), nr, nc,
+                                            row_capacity=16, col_capacity=16, edge_capacity=64))
+    batch = jaxmatch.stack(gs)
+    union, off = jaxmatch.disjoint_union(batch)
+    assert int(union.n_edges) == sum(int(g.n_edges) for g in gs) == off["n_edges"][-1]
+    r, c, _, _ = union.edges()
+    b = 4
+    lo = slice(off["n_edges"][b], off["n_edges"][b + 1])
+    np.testing.assert_array_equal(r[lo] - off["n_rows"][b], gs[b].edges()[0])
+    np.testing.assert_array_equal(c[lo] - off["n_cols"][b], gs[b].edges()[1])
+    res = jaxmatch.maximum_matching(batch)
+    assert res.row_mate.shape == (6, 16) and res.status.shape == (6,)
+    for g, rm, cm, card in zip(gs, np.asarray(res.row_mate), np.asarray(res.col_mate), np.asarray(res.cardinality)):
+        nr, nc = int(g.n_rows), int(g.n_cols)
+        assert card == int(np.sum(maximum_bipartite_matching(to_scipy(g), perm_type="column") >= 0))
+        assert np.all(rm[nr:] == -1) and np.all(cm[nc:] == -1)
+        jaxmatch.certify.check_maximum_matching(g, rm[:nr], cm[:nc])
+
+    nets, ends = [], []
+    for _ in range(5):
+        n = int(rng.integers(2, 17))
+        t, h = rng.integers(0, n, 40), rng.integers(0, n, 40)
+        keep = t != h
+        nets.append(jaxmatch.FlowNetwork.from_edges(t[keep], h[keep], rng.integers(1, 9, keep.sum()), n,
+                                                    vertex_capacity=16, arc_capacity=64))
+        ends.append(rng.choice(n, 2, replace=False))
+    s, t = np.array(ends).T
+    fb = jaxmatch.stack(nets)
+    res = jaxmatch.max_flow(fb, s, t)
+    assert res.flow.shape == (5, 64) and res.source_side.shape == (5, 16)
+    for i, net in enumerate(nets):
+        n, m = int(net.n), int(net.n_arcs)
+        assert int(res.flow_value[i]) == int(jaxmatch.max_flow(net, int(s[i]), int(t[i])).flow_value)
+        assert np.all(np.asarray(res.flow)[i, m:] == 0) and not np.any(np.asarray(res.source_side)[i, n:])
+        jaxmatch.certify.check_flow(net, int(s[i]), int(t[i]), np.asarray(res.flow)[i, :m], int(res.flow_value[i]))
+        jaxmatch.certify.check_min_cut(net, int(s[i]), int(t[i]), np.asarray(res.source_side)[i, :n],
+                                       int(res.flow_value[i]))
+    cut = jaxmatch.min_cut(fb, s, t)
+    caps = np.asarray(fb.cap)
+    np.testing.assert_array_equal(np.where(np.asarray(cut.cut_arcs), caps, 0).sum(1), np.asarray(res.flow_value))
+    with pytest.raises(GraphInputError, match="vmap"):
+        jax.jit(lambda g: jaxmatch.maximum_matching(g).cardinality)(batch)
+    with pytest.raises(GraphInputError, match="one source id per network"):
+        jaxmatch.max_flow(fb, s[:3], t)
+    with pytest.raises(GraphInputError, match="of network 2 is out of range"):
+        jaxmatch.max_flow(fb, np.where(np.arange(5) == 2, 99, s), t)
+    with pytest.raises(GraphInputError, match="source and sink of network 0"):
+        jaxmatch.max_flow(fb, s, np.where(np.arange(5) == 0, s, t))
+    with pytest.raises(GraphInputError, match="disjoint_union needs a batch"):
+        jaxmatch.disjoint_union(gs[0])

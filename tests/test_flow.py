@@ -360,8 +360,8 @@ def test_bad_input():
         max_flow(net, 0, 2, lanes=0)
     with pytest.raises(GraphInputError, match="max_iters"):
         max_flow(net, 0, 2, max_iters=0)
-    with pytest.raises(GraphInputError, match="vmap"):
-        max_flow(jaxmatch.stack([net, net]), 0, 2)
+    with pytest.raises(GraphInputError, match="vmap"):   # eagerly a batch is solved (test_batch.py); not under jit
+        jax.jit(lambda b: max_flow(b, 0, 2))(jaxmatch.stack([net, net]))
     with pytest.raises(GraphInputError, match="integer"):  # capacities must be integers, as in scipy
         FlowNetwork.from_edges([0], [1], [1.5])
     with pytest.raises(GraphInputError, match="BipartiteGraph"):

@@ -131,7 +131,14 @@ def _wrong_container_cases():
         for oname, obj in WRONG_OBJECTS.items():
             out.append(case(f"{sname}-gets-{oname}", f"expected a jaxmatch.{need}", call, obj))
         batch = jaxmatch.stack([CONTAINERS[need]] * 2)
-        out.append(case(f"{sname}-gets-batch", "batch|one network", call, batch))
+        if sname in ("max_flow", "min_cut"):   # these take a batch eagerly (tests/test_batch.py), not a bad one
+            out.append(case(f"{sname}-gets-batch-with-3-sources", "one source id per network",
+                            lambda x, f=globals()[sname]: f(x, [0, 1, 0], 1), batch))
+        elif sname == "maximum_matching":      # eagerly too; under jit it asks for vmap
+            out.append(case(f"{sname}-gets-batch-under-jit", "vmap",
+                            jax.jit(lambda x: maximum_matching(x).cardinality), batch, traced_ok=True))
+        else:
+            out.append(case(f"{sname}-gets-batch", "batch|one network", call, batch))
     return out
 
 

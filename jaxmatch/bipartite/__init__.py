@@ -13,6 +13,7 @@ and trims the eager results to the true sizes.
 """
 from __future__ import annotations
 
+import functools
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -29,7 +30,8 @@ from jaxmatch.bipartite import push_relabel as _pr
 from jaxmatch.bipartite import sharded as _sharded
 from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type, next_pow2
-from jaxmatch.graph import BipartiteGraph, GraphInputError
+from jaxmatch.graph import BipartiteGraph, GraphInputError, disjoint_union, split_union
+from jaxmatch import graph as _graph
 from jaxmatch.shard import ShardedBipartiteGraph
 
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
@@ -200,8 +202,13 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     experiments/RESULTS.md.
 
     Args:
-        g: the :class:`jaxmatch.BipartiteGraph` (a batch from
-            :func:`jaxmatch.stack` only inside ``jax.vmap``), or a
+        g: the :class:`jaxmatch.BipartiteGraph`; a batch from
+            :func:`jaxmatch.stack` under ``jax.vmap``, or eagerly (outside
+            ``jit``): the result then has a leading batch axis, padded as
+            under ``vmap``; on the GPU the batch runs as one jitted
+            ``vmap``, elsewhere its :func:`jaxmatch.disjoint_union` is
+            solved once, whose ``status`` and ``stats`` every graph gets
+            (:func:`jaxmatch.graph.batch_route`); or a
             :class:`jaxmatch.ShardedBipartiteGraph` (:func:`jaxmatch.shard`):
             its edges split over devices, solved with ``method="apfb"``,
             ``"apsb"`` or ``"graft"`` from the empty matching under
@@ -284,8 +291,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
         ``cardinality``, ``status`` and ``stats``.
 
     Raises:
-        GraphInputError: when ``g`` is not a single BipartiteGraph (or a batch
-            outside ``vmap``), its capacities overflow int32 labels, an option
+        GraphInputError: when ``g`` is not a BipartiteGraph (or is a batch
+            under ``jit`` outside ``vmap``), its capacities overflow int32 labels, an option
             is not one of the accepted values, not positive or not finite, or
             the kernel is asked for under ``vmap``. All checked before tracing.
         SolverError: eagerly with ``throw=True``, when a bound stopped the
@@ -303,6 +310,10 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     """
     if isinstance(g, ShardedBipartiteGraph):
         return _sharded_matching(g, method, max_iters, bfs, graft, direction_optimizing, alpha, throw)
+    if isinstance(g, BipartiteGraph) and np.ndim(g.n_rows) == 1 and not is_traced(g.n_rows):
+        return _batch_matching(g, dict(method=method, init=init, max_iters=max_iters, k=k, init_rounds=init_rounds,
+                                       lanes=lanes, bfs=bfs, graft=graft, direction_optimizing=direction_optimizing,
+                                       alpha=alpha, auto_levels=auto_levels, kernel=kernel, throw=throw))
     _check_graph(g)
     _check_choice(method, METHODS, "method")
     _check_choice(init, INITS, "init")
@@ -332,6 +343,29 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     res = _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,
                     auto_levels, kernel)
     return settle("maximum_matching", res, throw)
+
+
+def _batch_matching(batch: BipartiteGraph, options: dict) -> MatchingResult:
+    """A batch, eagerly: on the GPU one jitted ``vmap``; elsewhere one solve of its disjoint union, read
+    back graph by graph and padded as under vmap (the faster route on each: experiments/RESULTS.md)."""
+    throw = options.pop("throw")
+    if _graph.batch_route() == "vmap":
+        return settle("maximum_matching", _vmapped(tuple(sorted(options.items())))(batch), throw)
+    union, off = disjoint_union(batch)
+    res = maximum_matching(union, **options, throw=throw)
+    rows = split_union(res.row_mate, off["n_rows"], batch.row_cap, -1)
+    cols = split_union(res.col_mate, off["n_cols"], batch.col_cap, -1)
+    rows = np.where(rows >= 0, rows - off["n_cols"][:-1, None], -1).astype(np.int32)
+    cols = np.where(cols >= 0, cols - off["n_rows"][:-1, None], -1).astype(np.int32)
+    count = rows.shape[0]
+    each = lambda x: jnp.full((count,), x)   # the union run's status and counters, for every graph
+    return MatchingResult(jnp.asarray(rows), jnp.asarray(cols), jnp.sum(rows >= 0, axis=1, dtype=jnp.int32),
+                          each(res.status), {name: each(v) for name, v in res.stats.items()})
+
+
+@functools.lru_cache(maxsize=32)
+def _vmapped(options: tuple):
+    return jax.jit(jax.vmap(partial(maximum_matching, **dict(options), throw=False)))
 
 
 def _sharded_matching(g, method, max_iters, bfs, graft, direction_optimizing, alpha, throw) -> MatchingResult:

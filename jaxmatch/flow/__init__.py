@@ -13,6 +13,7 @@ compilation.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -27,8 +28,9 @@ from jaxmatch.flow import residual as _res
 from jaxmatch.flow.matching import matching_from_flow, matching_network
 from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch._containers import LAYOUTS
-from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type, next_pow2
-from jaxmatch.graph import FlowNetwork, GraphInputError
+from jaxmatch._validate import INT32_MAX, batch_terminals, check_flag, check_not_batch, check_positive, check_type, next_pow2
+from jaxmatch.graph import FlowNetwork, GraphInputError, disjoint_union, split_union
+from jaxmatch import graph as _graph
 
 __all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
 
@@ -248,6 +250,33 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
                                width=_window_width(net, longest, lanes), search=reverse == "search"), longest
 
 
+def _batch_flow(batch: FlowNetwork, source, sink, options: dict) -> FlowResult:
+    """A batch, eagerly: on the GPU one jitted ``vmap``; elsewhere one solve of its disjoint union with
+    every network's source and sink, read back network by network and padded as under vmap (the faster
+    route on each: experiments/RESULTS.md)."""
+    count = int(np.shape(batch.n)[0])
+    ends = batch_terminals(source, sink, np.asarray(batch.n))
+    throw = options.pop("throw")
+    if _graph.batch_route() == "vmap":
+        res = _vmapped(tuple(sorted(options.items())))(batch, ends[0].astype(np.int32), ends[1].astype(np.int32))
+        return settle("max_flow", res, throw)
+    union, off = disjoint_union(batch)
+    res = max_flow(union, ends[0] + off["n"][:-1], ends[1] + off["n"][:-1], **options, throw=throw)
+    flow = split_union(res.flow, off["n_arcs"], batch.arc_cap, 0)
+    tail, head = np.asarray(batch.tail), np.asarray(batch.head)
+    s = ends[0][:, None]
+    value = (np.where(tail == s, flow, 0).sum(1) - np.where(head == s, flow, 0).sum(1)).astype(flow.dtype)
+    each = lambda x: jnp.full((count,), x)   # the union run's status and counters, for every network
+    return FlowResult(jnp.asarray(value), jnp.asarray(flow),
+                      jnp.asarray(split_union(res.source_side, off["n"], batch.vertex_cap, False)), each(res.status),
+                      {name: each(v) for name, v in res.stats.items()})
+
+
+@functools.lru_cache(maxsize=32)
+def _vmapped(options: tuple):
+    return jax.jit(jax.vmap(partial(max_flow, **dict(options), throw=False)))
+
+
 # --------------------------------------------------------------------------
 # max flow and min cut
 
@@ -294,7 +323,15 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
     :func:`jaxmatch.stack` (one source and sink id per network).
 
     Args:
-        net: The network (:class:`jaxmatch.FlowNetwork`).
+        net: The network (:class:`jaxmatch.FlowNetwork`); a batch from
+            :func:`jaxmatch.stack` under ``jax.vmap``, or eagerly (outside
+            ``jit``): the result then has a leading batch axis, padded as
+            under ``vmap``, and ``source`` and ``sink`` are one id per
+            network (an int or a ``[B]`` array); on the GPU the batch runs
+            as one jitted ``vmap``, elsewhere its
+            :func:`jaxmatch.disjoint_union` is solved once with every
+            network's source and sink, whose ``status`` and ``stats`` every
+            network gets (:func:`jaxmatch.graph.batch_route`).
         source: A vertex id, or a 1-D array of ids (several sources).
         sink: A vertex id, or a 1-D array of ids (several sinks), disjoint
             from ``source``.
@@ -341,7 +378,7 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
 
     Raises:
         GraphInputError: before tracing, when ``net`` is not a FlowNetwork
-            or is a batch (use ``jax.vmap``), its vertex capacity does not
+            or is a batch under ``jit`` (use ``jax.vmap``), its vertex capacity does not
             fit int32 heights, ``layout``, ``reverse`` or ``kernel`` is not
             one of the values above (or ``reverse="search"`` meets an RCSR
             network, ``kernel`` is asked for under ``vmap``, or a Config's
@@ -362,6 +399,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
         >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
         (4, [2, 2, 1, 1, 3], [True, True, False, False])
     """
+    if isinstance(net, FlowNetwork) and np.ndim(net.n) == 1 and not is_traced(net.n):
+        return _batch_flow(net, source, sink, dict(layout=layout, max_iters=max_iters, k=k, lanes=lanes,
+                                                   reverse=reverse, kernel=kernel, throw=throw))
     net, src, snk, opts, longest = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
     kernel = _bfs_level.choose(kernel, net.cap)
     push = _pr.push_kernel(kernel, net.cap, opts["search"])
@@ -446,6 +486,10 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
     side = res.source_side
     if is_traced(net.n):
         crossing = take(side, net.tail, False) & ~take(side, net.head, True)
+    elif np.ndim(net.n) == 1:   # a batch: padding arcs point at vertex_cap, outside every side
+        host = np.pad(np.asarray(side), ((0, 0), (0, 1)))
+        crossing = device(np.take_along_axis(host, np.asarray(net.tail), 1)
+                          & ~np.take_along_axis(host, np.asarray(net.head), 1))
     else:
         m, host = int(net.n_arcs), np.asarray(side)
         crossing = device(host[np.asarray(net.tail)[:m]] & ~host[np.asarray(net.head)[:m]])
