@@ -224,7 +224,9 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
     if k is not None and not np.isfinite(k):
         raise GraphInputError(f"k must be finite, got {k!r}")
     check_positive(lanes, "lanes")
-    lanes = _pr.DEFAULT_LANES if lanes is None else int(lanes)
+    if lanes is None:
+        lanes = _pr.DEFAULT_LANES if jax.default_backend() == "gpu" else _pr.CPU_LANES
+    lanes = int(lanes)
     if layout is not None and layout != net.layout:
         if is_traced(net.n):
             raise GraphInputError(f"cannot change the layout of a traced network: build it with "
@@ -282,7 +284,7 @@ def _vmapped(options: tuple):
 
 
 def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_iters: int | None = None,
-             k: float | None = None, lanes: int | None = _pr.DEFAULT_LANES, reverse: str = "index",
+             k: float | None = None, lanes: int | None = None, reverse: str = "index",
              kernel=None, throw: bool = True) -> FlowResult:
     r"""Maximum flow from ``source`` to ``sink`` by workload-balanced push-relabel (WBPR).
 
@@ -349,8 +351,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
         lanes: The most arcs one step scans at once, widened to the longest
             residual row of a vertex that is not a terminal (a power of two,
             at most all residual arcs); under ``jit``/``vmap`` the whole
-            residual arc array. Default ``DEFAULT_LANES`` = 2**18; ``None``
-            is the same.
+            residual arc array. ``None`` (default): ``DEFAULT_LANES`` =
+            2**18 on the GPU, ``CPU_LANES`` = 2**16 elsewhere, where a
+            narrower step wastes less work on padding (experiments/RESULTS.md).
         reverse: How a push finds the reverse residual arc: ``"index"``
             (default) reads the stored index (the paper's RCSR
             ``flow_idx``); ``"search"`` binary-searches the head's row (BCSR

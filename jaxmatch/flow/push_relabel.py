@@ -159,6 +159,7 @@ from jaxmatch.kernels.push_flow import push_rounds
 DEFAULT_K = 0.5
 KERNEL_K = 0.25          # with the push kernel, whose rounds cost more than a BFS level (measured: RESULTS.md)
 DEFAULT_LANES = 1 << 18
+CPU_LANES = 1 << 16      # on the CPU a narrower step wastes less work on padding lanes (measured: RESULTS.md)
 DEFAULT_UNROLL = 1         # push steps per loop iteration: more compile longer and, with the BFS levels in the
                            # persistent kernel, run slower (measured: RESULTS.md)
 STEP_LANES = 1 << 18     # arcs a step scans for the cost of its fixed overhead (the work rule's unit)
