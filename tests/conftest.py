@@ -12,7 +12,13 @@ faster on the CPU once compiled (experiments/cpu_emitters.py; RESULTS.md, sessio
 ``JAXMATCH_TEST_DEFAULT_EMITTERS=1`` runs the suite with XLA's default emitters. Newer XLA (JAX
 0.11) dropped the flag and aborts the process on an unknown one, so the first pytest process
 asks a subprocess whether this jaxlib takes it (about a second) and hands the answer to its
-workers in ``JAXMATCH_TEST_FAST_COMPILE``."""
+workers in ``JAXMATCH_TEST_FAST_COMPILE``.
+
+Compiled once per run: the first pytest process makes an empty temporary directory, JAX's
+persistent compilation cache for this run only (``JAXMATCH_TEST_COMPILE_CACHE``, inherited by its
+xdist workers; removed when that process exits), so a program that a second test module, or the
+other worker, compiles again is read back rather than compiled. Nothing from an earlier run is
+used. ``JAXMATCH_TEST_NO_SHARED_CACHE=1`` turns it off."""
 
 import atexit
 import os
