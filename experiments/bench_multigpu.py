@@ -71,6 +71,8 @@ def main():
     p.add_argument("--families", nargs="+", default=list(FAMILIES[:3]), choices=FAMILIES)
     p.add_argument("--edges-per-device", type=int, default=1 << 25, help="*_sharded: edges per device")
     p.add_argument("--louvain-class", default="rmat", help="louvain_sharded: a bench_louvain.py class")
+    p.add_argument("--louvain-edges-per-device", type=int, default=None,
+                   help="louvain_sharded: edges per device (default --edges-per-device)")
     p.add_argument("--matching-method", default="apfb", choices=("apfb", "apsb", "graft"),
                    help="matching_sharded: the method")
     p.add_argument("--side", type=int, default=64)
@@ -112,11 +114,6 @@ def main():
             row["efficiency"] = row["speedup"] / k
             rows.append(row)
             _show(row)
-    out = Path(os.environ.get("OUT", "experiments/results"))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_multigpu.json").write_text(json.dumps(dict(
-        device=devs[0].device_kind, devices=len(devs), jax=jax.__version__, date=time.strftime("%Y-%m-%d"),
-        rows=rows, not_run="sharded graft (no sharded-graph support)"), indent=1))
     print(f"\n{'family':9} {'graphs':>7} {'devices':>7} {'first s':>8} {'warm s':>8} {'M graphs/min':>13} "
           f"{'speed-up':>9} {'efficiency':>10}")
     for r in rows:
@@ -136,8 +133,20 @@ def main():
                   + (f"  Q {r['modularity']:.4f}" if "modularity" in r else ""))
 
 
+_DONE = []   # every row so far, saved after each one: a run stopped by its time limit keeps what it measured
+
+
 def _show(row):
-    """One result row as a line of JSON (floats rounded, the individual runs left out)."""
+    """One result row as a line of JSON (floats rounded, the individual runs left out); every row so
+    far is written to ``$OUT/bench_multigpu.json`` (default ``experiments/results``)."""
+    import jax
+    _DONE.append(row)
+    out = Path(os.environ.get("OUT", "experiments/results"))
+    out.mkdir(parents=True, exist_ok=True)
+    devs = jax.local_devices()
+    (out / "bench_multigpu.json").write_text(json.dumps(dict(
+        device=devs[0].device_kind, devices=len(devs), jax=jax.__version__, date=time.strftime("%Y-%m-%d"),
+        rows=_DONE), indent=1))
     print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items() if k != "warm_runs_s"}),
           flush=True)
 
@@ -255,8 +264,9 @@ def sharded(family, args, devs, counts):
             out[name] = statistics.median(times)
         return out
 
+    per_device = args.louvain_edges_per_device if louvain and args.louvain_edges_per_device else args.edges_per_device
     for k in counts:
-        u, v, w, n = graph(np.random.default_rng(k), args.edges_per_device * k)
+        u, v, w, n = graph(np.random.default_rng(k), per_device * k)
         row, res = run(u, v, w, n, k, "weak")
         if k == 1:
             base = (u, v, w, n)

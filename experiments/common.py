@@ -16,7 +16,7 @@ import time
 
 # Command buffers turn each while-loop step into one CUDA graph launch (BENCHMARKS.md: a
 # trivial step ~20 us -> ~7 us); the scripts set them unless told not to.
-FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,COLLECTIVES,WHILE,CONDITIONAL "
+FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,WHILE,CONDITIONAL "
               "--xla_gpu_graph_min_graph_size=1")
 
 

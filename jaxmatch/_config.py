@@ -7,7 +7,13 @@ persistent compilation cache.
   :data:`COMMAND_BUFFER_FLAGS` a trivial step takes about 7 us instead of
   20-23 us (``shared/BENCHMARKS.md``). XLA reads ``XLA_FLAGS`` once, when JAX
   starts its backend, so the flags are appended to ``os.environ["XLA_FLAGS"]``
-  only while no backend is running yet. A flag the user already set is never
+  only while no backend is running yet. Collectives stay out of the command
+  buffers: the sharded APFB on two H100s failed with them in ("Failed to
+  instantiate CUDA graph: CUDA_ERROR_INVALID_VALUE", experiments/RESULTS.md,
+  session 24), as a loop whose body all-reduces becomes a CUDA graph with NCCL
+  calls inside a conditional node, which NVIDIA/nccl#1986 reports CUDA
+  refusing. One-device solvers have no collectives; the sharded solvers' loop
+  steps go back to the host. A flag the user already set is never
   overridden, and ``JAXMATCH_XLA_FLAGS=0`` turns the whole thing off. The
   flags only concern the GPU compiler; the CPU ignores them.
 * :func:`enable_compilation_cache` turns on JAX's persistent compilation
@@ -25,7 +31,7 @@ __all__ = ["COMMAND_BUFFER_FLAGS", "apply_xla_flags", "backend_initialized", "de
 
 #: Flags appended to ``XLA_FLAGS`` (name -> value); see the module docstring.
 COMMAND_BUFFER_FLAGS = {
-    "xla_gpu_enable_command_buffer": "FUSION,CUBLAS,CUDNN,CUSTOM_CALL,COLLECTIVES,WHILE,CONDITIONAL",
+    "xla_gpu_enable_command_buffer": "FUSION,CUBLAS,CUDNN,CUSTOM_CALL,WHILE,CONDITIONAL",
     "xla_gpu_graph_min_graph_size": "1",
 }
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 import jax
+import scipy.sparse as sp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jaxmatch._csr import _pytree, _static
@@ -137,13 +138,13 @@ class ShardedGraph(_Sharded):
         src = np.concatenate([u, v[~loop]])
         dst = np.concatenate([v, u[~loop]])
         wt = np.concatenate([w, w[~loop]]).astype(np.float32)
-        key = src * V + dst
-        order = np.argsort(key, kind="stable")
-        key, wt = key[order], wt[order]
-        first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if key.size else key
-        wt = np.add.reduceat(wt, first) if key.size else wt    # repeated edges summed, as jaxmatch.Graph does
-        src, dst = np.divmod(key[first], V)
-        ec, (s, d, ww) = _split(src // (V // D), [(src, V), (dst, V), (wt, 0.0)], D, entry_capacity, mesh, axis)
+        # scipy's COO -> CSR: a counting sort by source, targets sorted within each row, repeated
+        # edges summed (as jaxmatch.Graph does); explicit zeros and self-loops stay
+        A = sp.coo_array((wt, (src, dst)), shape=(V, V)).tocsr()
+        A.sum_duplicates()
+        src = np.repeat(np.arange(V, dtype=np.int32), np.diff(A.indptr))
+        ec, (s, d, ww) = _split(A.indptr[::V // D], [(src, V), (A.indices, V), (A.data, 0.0)], D,
+                                entry_capacity, mesh, axis)
         return cls(s, d, ww, int(n), V, ec, mesh, axis)
 
 
@@ -223,9 +224,11 @@ class ShardedBipartiteGraph(_Sharded):
             raise GraphInputError(f"rows and cols must have one length, got {r.size} and {c.size}")
         rc = _capacity(n_rows, row_capacity, 1, "row_capacity")
         cc = _capacity(n_cols, col_capacity, D, "col_capacity")
-        key = np.unique(c * rc + r)                  # sorted by (column, row), repeats once
-        c, r = np.divmod(key, rc)
-        ec, (rr, cs) = _split(c // (cc // D), [(r, rc), (c, cc)], D, entry_capacity, mesh, axis)
+        # scipy's COO -> CSR by column: rows sorted within each column, a repeated edge kept once
+        A = sp.coo_array((np.ones(r.size, np.int8), (c, r)), shape=(cc, rc)).tocsr()
+        A.sum_duplicates()
+        c = np.repeat(np.arange(cc, dtype=np.int32), np.diff(A.indptr))
+        ec, (rr, cs) = _split(A.indptr[::cc // D], [(A.indices, rc), (c, cc)], D, entry_capacity, mesh, axis)
         return cls(rr, cs, int(n_rows), int(n_cols), rc, cc, ec, mesh, axis)
 
 
@@ -273,10 +276,11 @@ def _capacity(n, given, D, name):
     return cap
 
 
-def _split(owner, columns, D, entry_capacity, mesh, axis):
-    """Entries (in owner order) into [D, ec] arrays, device d's entries first in its row and padding
-    after, each array sharded over ``axis``: (ec, arrays). ``columns``: (values, padding) pairs."""
-    counts = np.bincount(owner, minlength=D)
+def _split(bounds, columns, D, entry_capacity, mesh, axis):
+    """Entries in owner order, device d's at ``[bounds[d], bounds[d + 1])``, into [D, ec] arrays,
+    device d's entries first in its row and padding after, each array sharded over ``axis``:
+    (ec, arrays). ``columns``: (values, padding) pairs."""
+    counts = np.diff(np.asarray(bounds, np.int64))
     most = int(counts.max()) if counts.size else 0
     ec = next_pow2(max(most, 1))
     if entry_capacity is not None:
@@ -285,12 +289,12 @@ def _split(owner, columns, D, entry_capacity, mesh, axis):
             raise GraphInputError(f"entry_capacity must be an int >= {max(most, 1)}, the most entries of "
                                   f"one device, got {entry_capacity!r}")
         ec = int(entry_capacity)
-    slot = np.arange(owner.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[owner]
     spec = NamedSharding(mesh, P(axis))
     out = []
     for values, pad in columns:
         a = np.full((D, ec), pad, np.float32 if isinstance(pad, float) else np.int32)
-        a[owner, slot] = values
+        for d in range(D):
+            a[d, :counts[d]] = values[bounds[d]:bounds[d + 1]]
         out.append(jax.device_put(a, spec))
     return ec, out
 

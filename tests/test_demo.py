@@ -160,7 +160,7 @@ def fresh(code, **env):
 
 def test_import_sets_command_buffer_flags():
     flags = fresh(PROBE).split()
-    assert flags == ["--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,COLLECTIVES,WHILE,CONDITIONAL",
+    assert flags == ["--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,WHILE,CONDITIONAL",
                      "--xla_gpu_graph_min_graph_size=1"]
 
 
@@ -168,7 +168,7 @@ def test_flags_opt_out_and_user_flags_kept():
     assert fresh(PROBE, JAXMATCH_XLA_FLAGS="0") == ""
     assert fresh(PROBE, XLA_FLAGS="--xla_gpu_graph_min_graph_size=5 --xla_cpu_enable_fast_math=false").split() == [
         "--xla_gpu_graph_min_graph_size=5", "--xla_cpu_enable_fast_math=false",
-        "--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,COLLECTIVES,WHILE,CONDITIONAL"]
+        "--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,WHILE,CONDITIONAL"]
     user = "--xla_gpu_enable_command_buffer= --xla_gpu_graph_min_graph_size=3"
     assert fresh(PROBE, XLA_FLAGS=user) == user
 
