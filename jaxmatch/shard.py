@@ -64,7 +64,8 @@ class ShardedGraph(_Sharded):
         src: int32 ``[D, entry_cap]``, sharded over the mesh axis.
         dst: int32 ``[D, entry_cap]``, sharded likewise.
         weights: float32 ``[D, entry_cap]``, sharded likewise.
-        n: static int, the number of vertices.
+        n: int32 scalar (a 0-d host array, not static: graphs of one
+            capacity and mesh share one compilation), the number of vertices.
         vertex_cap: static int, a multiple of D: device d owns the vertices
             ``[d * vertex_cap // D, (d + 1) * vertex_cap // D)``.
         entry_cap: static int, the entries each device has room for.
@@ -82,7 +83,7 @@ class ShardedGraph(_Sharded):
     src: jax.Array
     dst: jax.Array
     weights: jax.Array
-    n: int = _static()
+    n: np.ndarray
     vertex_cap: int = _static()
     entry_cap: int = _static()
     mesh: Mesh = _static()
@@ -145,7 +146,7 @@ class ShardedGraph(_Sharded):
         src = np.repeat(np.arange(V, dtype=np.int32), np.diff(A.indptr))
         ec, (s, d, ww) = _split(A.indptr[::V // D], [(src, V), (A.indices, V), (A.data, 0.0)], D,
                                 entry_capacity, mesh, axis)
-        return cls(s, d, ww, int(n), V, ec, mesh, axis)
+        return cls(s, d, ww, np.asarray(n, np.int32), V, ec, mesh, axis)
 
 
 @_pytree
@@ -162,7 +163,8 @@ class ShardedBipartiteGraph(_Sharded):
     Attributes:
         rows: int32 ``[D, entry_cap]``, sharded over the mesh axis.
         cols: int32 ``[D, entry_cap]``, sharded likewise.
-        n_rows, n_cols: static ints, the true sizes.
+        n_rows, n_cols: int32 scalars (0-d host arrays, not static), the
+            true sizes.
         row_cap: static int, the padded row count.
         col_cap: static int, a multiple of D.
         entry_cap: static int, the edges each device has room for.
@@ -179,8 +181,8 @@ class ShardedBipartiteGraph(_Sharded):
 
     rows: jax.Array
     cols: jax.Array
-    n_rows: int = _static()
-    n_cols: int = _static()
+    n_rows: np.ndarray
+    n_cols: np.ndarray
     row_cap: int = _static()
     col_cap: int = _static()
     entry_cap: int = _static()
@@ -229,7 +231,7 @@ class ShardedBipartiteGraph(_Sharded):
         A.sum_duplicates()
         c = np.repeat(np.arange(cc, dtype=np.int32), np.diff(A.indptr))
         ec, (rr, cs) = _split(A.indptr[::cc // D], [(A.indices, rc), (c, cc)], D, entry_capacity, mesh, axis)
-        return cls(rr, cs, int(n_rows), int(n_cols), rc, cc, ec, mesh, axis)
+        return cls(rr, cs, np.asarray(n_rows, np.int32), np.asarray(n_cols, np.int32), rc, cc, ec, mesh, axis)
 
 
 def _axis(mesh, axis):

@@ -39,9 +39,9 @@ def solve(sb, *, method: str, bfs: str, max_iters: int, graft: bool = True, dire
           alpha: float = _graft.DEFAULT_ALPHA):
     """(row_mate, col_mate, status, stats) of APFB/APsB (``bfs``) or MS-BFS-Graft (``method="graft"``,
     with ``graft``, ``direction_optimizing``, ``alpha``) on ``sb``, replicated on every device."""
-    def run(rows, cols):
+    def run(rows, cols, n_rows, n_cols):
         g = SimpleNamespace(by_col=SimpleNamespace(indices=rows[0], src=cols[0]), row_cap=sb.row_cap,
-                            col_cap=sb.col_cap, n_rows=sb.n_rows, n_cols=sb.n_cols)
+                            col_cap=sb.col_cap, n_rows=n_rows, n_cols=n_cols)
         empty = jnp.full(sb.row_cap, -1, jnp.int32), jnp.full(sb.col_cap, -1, jnp.int32)
         if method == "graft":
             return _graft.ms_bfs_graft(g, *empty, graft=graft, direction_optimizing=direction_optimizing,
@@ -49,5 +49,5 @@ def solve(sb, *, method: str, bfs: str, max_iters: int, graft: bool = True, dire
         return _ap.augmenting_paths(g, *empty, method=method, bfs=bfs, max_iters=max_iters, axis=sb.axis)
 
     # check_vma=False: the loop starts from constants that become per-device values
-    return jax.shard_map(run, mesh=sb.mesh, in_specs=(P(sb.axis), P(sb.axis)), out_specs=P(),
-                         check_vma=False)(sb.rows, sb.cols)
+    return jax.shard_map(run, mesh=sb.mesh, in_specs=(P(sb.axis), P(sb.axis), P(), P()), out_specs=P(),
+                         check_vma=False)(sb.rows, sb.cols, sb.n_rows, sb.n_cols)

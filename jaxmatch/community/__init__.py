@@ -291,18 +291,19 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine)
     rest["config"] = _checked_config(rest.get("config"))
     check_flag(throw, "throw")
-    large = sg.n > large_graph      # the input level's stopping rule, as the one-device solver's
+    n = int(sg.n)
+    large = n > large_graph      # the input level's stopping rule, as the one-device solver's
     gains = (jnp.float32(0 if large else threshold), jnp.float32(threshold_large if large else 0))
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
     comm, q1, it, moves, status1, pcs, pcd, pw, count = _sh.level_one(
         sg, jnp.float32(resolution), *gains, max_iters=passes)
-    coarse, dense = _sh.coarse_graph(pcs, pcd, pw, count, np.asarray(comm)[:sg.n])
+    coarse, dense = _sh.coarse_graph(pcs, pcd, pw, count, np.asarray(comm)[:n])
     n_it = int(it)
     one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
-               vertices=np.array([sg.n], np.int32), communities=int(coarse.n),
+               vertices=np.array([n], np.int32), communities=int(coarse.n),
                refine_iterations=0, refine_moves=np.zeros(0, np.int32))
     if max_levels == 1:      # level one only: MAX_LEVELS when another level could still merge communities
-        more = int(coarse.n) < sg.n
+        more = int(coarse.n) < n
         status = jnp.where(status1 != 0, status1, jnp.int32(Status.MAX_LEVELS if more else Status.CONVERGED))
         res = LouvainResult(jax.device_put(dense), jax.device_put(dense[None]), q1, jnp.reshape(q1, (1,)),
                             status, one)
@@ -314,10 +315,10 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     refined = dict(refine_iterations=0, refine_moves=np.zeros(0, np.int32))
     if refine:               # the final partition refined on the input graph, on the devices
         start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
-        start[:sg.n] = labels
+        start[:n] = labels
         comm2, q2, it2, moves2, status2 = _sh.level_one(sg, jnp.float32(resolution), *gains, jax.device_put(start),
                                                         max_iters=passes, coarsen=False)
-        labels = np.unique(np.asarray(comm2)[:sg.n], return_inverse=True)[1].astype(np.int32)
+        labels = np.unique(np.asarray(comm2)[:n], return_inverse=True)[1].astype(np.int32)
         q = q2
         refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])
     rm = np.asarray(r.stats["moves"])

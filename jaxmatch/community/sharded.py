@@ -71,9 +71,9 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
     vertices < n): the refinement of the final partition. A pass needs a gain of at least
     ``max(threshold, relative * |Q|)`` for another one."""
     D, V = sg.shards, sg.vertex_cap
-    R, axis, n = V // D, sg.axis, sg.n
+    R, axis = V // D, sg.axis
 
-    def run(src, dst, w, resolution, threshold, relative, start):
+    def run(src, dst, w, n, resolution, threshold, relative, start):
         src, dst, w = src[0], dst[0], w[0]
         E = src.shape[0]
         lo = lax.axis_index(axis).astype(jnp.int32) * R
@@ -156,9 +156,10 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         return comm, q, it, moves, status, pcs[None], pcd[None], pw[None], count[None]
 
     out = (P(),) * 5 + ((P(axis),) * 4 if coarsen else ())
-    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P(), P(), P()), out_specs=out,
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P(), P(), P(), P()),
+                      out_specs=out,
                       check_vma=False)
-    return f(sg.src, sg.dst, sg.weights, resolution, threshold, relative, start)
+    return f(sg.src, sg.dst, sg.weights, sg.n, resolution, threshold, relative, start)
 
 
 def coarse_graph(pcs, pcd, pw, count, labels):

@@ -249,7 +249,7 @@ def _suitor_sharded(g: ShardedGraph, max_iters, throw) -> WeightedMatchingResult
     limit = jnp.int32(min(bound if max_iters is None else max_iters, INT32_MAX))
     mate, weight, card, status, stats = _sh.solve(g, limit)
     if not is_traced(mate):
-        mate = trim(mate, g.n)
+        mate = trim(mate, int(g.n))
     return settle("suitor", WeightedMatchingResult(mate, weight, card, status, dict(stats, iterations=stats["rounds"])),
                   throw)
 

@@ -45,10 +45,10 @@ from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, segment_argmin, take
 def suitor_sharded(sg, max_iters):
     """Run the sharded Suitor; returns (mate [vertex_cap], weight, cardinality, status, stats), replicated."""
     D, V = sg.shards, sg.vertex_cap
-    R, axis, n = V // D, sg.axis, sg.n
+    R, axis = V // D, sg.axis
     ninf = jnp.float32(-jnp.inf)
 
-    def run(src, dst, w, max_iters):
+    def run(src, dst, w, n, max_iters):
         src, dst, w = src[0], dst[0], w[0]
         lo = lax.axis_index(axis).astype(jnp.int32) * R
         valid = (src < V) & (dst < V) & (src != dst) & (w > 0)
@@ -89,9 +89,9 @@ def suitor_sharded(sg, max_iters):
         return mate, weight, card, status, rounds, proposals
 
     # check_vma=False: the loop starts from constants that become per-device values
-    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P()), out_specs=P(),
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P()), out_specs=P(),
                       check_vma=False)
-    mate, weight, card, status, rounds, proposals = f(sg.src, sg.dst, sg.weights, max_iters)
+    mate, weight, card, status, rounds, proposals = f(sg.src, sg.dst, sg.weights, sg.n, max_iters)
     return mate, weight, card, status, dict(rounds=rounds, proposals=proposals)
 
 
