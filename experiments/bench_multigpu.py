@@ -70,7 +70,9 @@ def main():
     p.add_argument("--graphs", type=int, default=100_000)
     p.add_argument("--families", nargs="+", default=list(FAMILIES[:3]), choices=FAMILIES)
     p.add_argument("--edges-per-device", type=int, default=1 << 25, help="*_sharded: edges per device")
-    p.add_argument("--louvain-class", default="rmat", help="louvain_sharded: a bench_louvain.py class")
+    p.add_argument("--louvain-class", default="rmat", help="louvain_sharded: a bench_louvain.py class, or planted (planted partition, groups of 1,024)")
+    p.add_argument("--louvain-big", type=int, default=0,
+                   help="louvain_sharded: then one graph of this many edges on all devices (0: none)")
     p.add_argument("--louvain-edges-per-device", type=int, default=None,
                    help="louvain_sharded: edges per device (default --edges-per-device)")
     p.add_argument("--matching-method", default="apfb", choices=("apfb", "apsb", "graft"),
@@ -176,6 +178,12 @@ def sharded(family, args, devs, counts):
     def graph(rng, m):
         if suitor:
             return _graph(rng, m)
+        if louvain and args.louvain_class == "planted":   # edge arrays directly: fast enough for 10^9 edges
+            from experiments.generators import planted_partition_edges
+            n = max(m // 8, 2)                            # average degree 16
+            u, v = planted_partition_edges(n, m, groups=max(n // 1024, 1), p_in=0.8,
+                                           seed=int(rng.integers(1 << 30)))
+            return u, v, None, n
         if louvain:
             import scipy.sparse as sp
 
@@ -278,6 +286,16 @@ def sharded(family, args, devs, counts):
     for k in counts[1:]:
         row, _ = run(*base, k, "strong")
         row["efficiency"] = rows[0]["warm_s"] / row["warm_s"] / k
+        rows.append(row)
+        _show(row)
+    if louvain and args.louvain_big:   # one large graph on every device, against the one-device solver's Q above
+        t = time.perf_counter()
+        u, v, w, n = graph(np.random.default_rng(99), args.louvain_big)
+        gen_s = time.perf_counter() - t
+        row, _ = run(u, v, w, n, len(devs), "big")
+        small_q = rows[0]["unsharded_s"]["modularity"]
+        row.update(generate_s=gen_s, one_device_modularity_smaller_graph=small_q, efficiency=float("nan"),
+                   modularity_vs_one_device=row["modularity"] / small_q - 1)
         rows.append(row)
         _show(row)
     return rows
