@@ -30,7 +30,10 @@ in the output when there are several).
 
     python -m experiments.bench_multigpu                      # B = 100,000, the batch families
     NCCL_NVLS_ENABLE=0 python -m experiments.bench_multigpu --graphs 20000 --families matching
-    python -m experiments.bench_multigpu --families suitor_sharded --edges-per-device 33554432
+    python -m experiments.bench_multigpu --families suitor_sharded --edges-per-device 33554432 --one-device-weak
+    # issue 23's 10^9-edge Louvain (planted partition: the host builds it in minutes, RMAT would take an hour)
+    python -m experiments.bench_multigpu --families louvain_sharded --louvain-class planted \
+        --louvain-edges-per-device 33554432 --louvain-big 1000000000 --repeats 1
 """
 from __future__ import annotations
 
@@ -71,6 +74,9 @@ def main():
     p.add_argument("--families", nargs="+", default=list(FAMILIES[:3]), choices=FAMILIES)
     p.add_argument("--edges-per-device", type=int, default=1 << 25, help="*_sharded: edges per device")
     p.add_argument("--louvain-class", default="rmat", help="louvain_sharded: a bench_louvain.py class, or planted (planted partition, groups of 1,024)")
+    p.add_argument("--one-device-weak", action="store_true",
+                   help="*_sharded: also run the unsharded solver on one device on every weak-series graph "
+                        "(how much of the weak-scaling loss the larger graph alone costs)")
     p.add_argument("--louvain-big", type=int, default=0,
                    help="louvain_sharded: then one graph of this many edges on all devices (0: none)")
     p.add_argument("--louvain-edges-per-device", type=int, default=None,
@@ -278,6 +284,7 @@ def sharded(family, args, devs, counts):
         row, res = run(u, v, w, n, k, "weak")
         if k == 1:
             base = (u, v, w, n)
+        if k == 1 or args.one_device_weak:   # the one-device solver on the same graph (its answer checked)
             row["unsharded_s"] = unsharded(u, v, w, n, res)
         row["efficiency"] = rows[0]["warm_s"] / row["warm_s"] if rows else 1.0
         rows.append(row)
