@@ -271,13 +271,13 @@ def test_min_weight_matching_bad_input_and_limits():
 
 def test_sparse_reads_only_the_bidders_entries():
     """The sparse round on the bidders' entries only (entries sorted by person, min_rows=4: slot
-    counts 80, 20, 5 and lanes in proportion) makes the same bids as the pass over every entry:
-    the same prices, assignment and rounds bit for bit; and through min_weight_matching's path,
-    scipy's total, certified."""
+    counts 80, 20, 5 and lanes in proportion; no sequential tail, which needs the row pointers)
+    makes the same bids as the pass over every entry: the same prices, assignment and rounds bit
+    for bit; and through min_weight_matching's path, scipy's total, certified."""
     from jaxmatch.assignment import _sparse
     from jaxmatch.assignment import auction as au
     rng = np.random.default_rng(12)
-    cfg = Config(min_rows=4)
+    cfg = Config(min_rows=4, tail=0)
     for trial in range(4):
         n = 80
         person = np.concatenate([np.repeat(np.arange(n), 5), np.arange(n)]).astype(np.int32)
@@ -307,3 +307,41 @@ def test_sparse_reads_only_the_bidders_entries():
         assert int(res.status) == 0
         assert float(res.weight) == pytest.approx(float(A[ri, ci].sum()))
         check_assignment(g, res.row_mate[:nr], res.col_potential[:nc])
+
+
+def test_sequential_tail_gives_the_optimum():
+    """The phases' last bids one at a time (Config.tail: never, at most 16 bidders, every bid) on
+    sparse square problems of 60 persons, feasible (integer weights with many ties) and not (a
+    column nobody may take): scipy's optimal total and a certificate, or INFEASIBLE, in every mode;
+    every bid of the all-sequential mode is a round of its own, while the rounds without a tail
+    have several bidders; a round cap still shows as MAX_ITERS."""
+    from jaxmatch.assignment import _sparse
+    rng = np.random.default_rng(5)
+    modes = [Config(tail=0), Config(tail=16, tail_width=4), Config(tail=10**6, tail_width=8)]
+    for trial in range(4):
+        n = 60
+        r = np.concatenate([np.repeat(np.arange(n), 4), np.arange(n)])
+        c = np.concatenate([rng.integers(0, n, 4 * n), rng.permutation(n)])
+        if trial == 3:                                       # infeasible: column 0 has no edge
+            c = np.where(c == 0, 1, c)
+        w = rng.integers(1, 4 if trial % 2 else 100, r.size).astype(np.float32)
+        A = sp.csr_matrix((w, (r, c)), shape=(n, n))
+        A.sum_duplicates()
+        g = jaxmatch.from_scipy(A, weighted=True)
+        try:
+            ri, ci = min_weight_full_bipartite_matching(A)
+            want = float(A[ri, ci].sum())
+        except ValueError:
+            want = None
+        for cfg in modes:
+            res = _sparse(g, jnp.int32(10**7), True, False, cfg)
+            if want is None:
+                assert int(res.status) == Status.INFEASIBLE, (trial, cfg)
+                continue
+            assert int(res.status) == Status.CONVERGED, (trial, cfg)
+            assert float(res.weight) == pytest.approx(want), (trial, cfg, float(res.weight), want)
+            check_assignment(g, res.row_mate[:n], res.col_potential[:n])
+            bids, rounds = int(res.stats["bids"]), int(res.stats["iterations"])
+            assert bids == rounds if cfg.tail > 10**5 else bids > rounds, (trial, cfg, bids, rounds)
+    capped = _sparse(g, jnp.int32(3), True, False, modes[2])
+    assert int(capped.status) == Status.MAX_ITERS and int(capped.stats["iterations"]) == 3

@@ -69,10 +69,17 @@ class Config(NamedTuple):
             range.
         min_rows: the dense layout reads the rows of the bidders only, in
             row counts ``N, N/4, ...`` down to this one (see :func:`_offers`).
+        tail: sparse layout with row pointers: once this many persons or
+            fewer bid, the phase ends one bid at a time (see :func:`_tail`);
+            0 turns that off.
+        tail_width: the entries of the bidder's row that one step of the
+            tail reads at a time.
     """
     theta: float = 5.0
     eps0: float = 0.2
     min_rows: int = 256
+    tail: int = 16
+    tail_width: int = 16
 
 
 DEFAULT = Config()
@@ -156,16 +163,19 @@ def _top_two(v, key):
     """Per row of ``v``: the best value, the smallest ``key`` among the columns at it, the second best
     value (the best over the other columns), in ONE pass: a variadic ``lax.reduce`` whose operands are
     (value, key, second) and whose merge keeps the top two (a tie's loser becomes the second)."""
-    def merge(a, b):
-        va, ka, sa = a
-        vb, kb, sb = b
-        a_wins = (va > vb) | ((va == vb) & (ka < kb))
-        return (jnp.where(a_wins, va, vb), jnp.where(a_wins, ka, kb),
-                jnp.where(a_wins, jnp.maximum(sa, vb), jnp.maximum(sb, va)))
-
     neg = jnp.array(-jnp.inf, v.dtype)
     return lax.reduce((v, key, jnp.full_like(v, -jnp.inf)), (neg, jnp.int32(jnp.iinfo(jnp.int32).max), neg),
-                      merge, (1,))
+                      _merge, (1,))
+
+
+def _merge(a, b):
+    """The top two of two (best value, its key, second value) triples: ties to the smaller key, a
+    tie's loser becomes the second."""
+    va, ka, sa = a
+    vb, kb, sb = b
+    a_wins = (va > vb) | ((va == vb) & (ka < kb))
+    return (jnp.where(a_wins, va, vb), jnp.where(a_wins, ka, kb),
+            jnp.where(a_wins, jnp.maximum(sa, vb), jnp.maximum(sb, va)))
 
 
 def _dense_offers(b2, price, who, n: int):
@@ -264,8 +274,82 @@ def init(p: Problem, rng, cfg: Config = DEFAULT) -> State:
                  status=jnp.int32(-1), done=jnp.bool_(False))
 
 
+def _row_offer(p: Problem, price, i, chunk: int):
+    """best value, its object, second best value of person ``i`` over its row (``p.indptr``), read
+    ``chunk`` entries at a time; ties as :func:`_sparse_offers` (the first object at or after ``i``,
+    cyclically). The running top two merge as in :func:`_top_two`, so a second entry of the best
+    object could only raise the second best: a bid is never above the round's."""
+    n = p.real.shape[0]
+    lo, hi = p.indptr[i], p.indptr[i + 1]
+    lanes = jnp.arange(chunk, dtype=jnp.int32)
+    neg = jnp.array(-jnp.inf, p.benefit.dtype)
+
+    def body(c):
+        start, *top = c
+        e = start + lanes
+        ok = e < hi
+        o = jnp.where(ok, take(p.obj, e, n), n)
+        val = jnp.where(ok, take(p.benefit, e, -jnp.inf) - take(price, o, 0), -jnp.inf)
+        chunk_top = (x[0] for x in _top_two(val[None, :], jnp.where(ok, (o - i) % n, n)[None, :]))
+        return start + chunk, *_merge(tuple(top), tuple(chunk_top))
+
+    _, best, key, second = lax.while_loop(lambda c: c[0] < hi, body, (lo, neg, jnp.int32(n), neg))
+    return best, jnp.where(best > -jnp.inf, (key + i) % n, n).astype(jnp.int32), second
+
+
+def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on) -> State:
+    """The rest of the phase one bid at a time (Bertsekas's Gauss-Seidel auction), where ``on``.
+
+    In the last rounds of a phase few persons bid: a displaced owner bids next, and the chain of
+    displacements advances one step per round (95% of the sparse rounds had at most 10 bidders,
+    most one or two: experiments/RESULTS.md, session 24). Here the bidder is a scalar: it bids on
+    its best object exactly as in a round (same offer, same price rise, so eps-CS and the price
+    bound of the module docstring hold), the owner it displaces bids next, and when a bid lands on
+    a free object the free person of smallest id does. Each bid reads one row, so a step costs a
+    few small operations instead of a pass over the problem's arrays. Every bid counts as a round
+    (``max_iters``, the runaway and stuck tests as in :func:`step`)."""
+    n = p.real.shape[0]
+    ids = jnp.arange(n, dtype=jnp.int32)
+
+    def first_free(assigned):
+        return jnp.min(jnp.where(p.real & (assigned < 0), ids, n))
+
+    def body(c):
+        st, i = c
+        best, j, second = _row_offer(p, st.price, i, cfg.tail_width)
+        stuck = best == -jnp.inf
+        second = jnp.where(second > -jnp.inf, second, best - (rng + st.eps))
+        bid = take(st.price, j, 0) + (best - second) + st.eps
+        j = jnp.where(stuck, n, j)
+        prev = take(st.owner, j, -1)
+        assigned = st.assigned.at[jnp.where(prev >= 0, prev, n)].set(-1, mode="drop")
+        assigned = assigned.at[jnp.where(stuck, n, i)].set(j, mode="drop")
+        price = st.price.at[j].set(bid, mode="drop")
+        rounds = st.rounds + 1
+        runaway = ~stuck & (bid > st.start_max + 2 * (n + 1) * (rng + st.eps))
+        status = jnp.where(stuck | runaway, INFEASIBLE, jnp.where(rounds >= max_iters, MAX_ITERS, -1))
+        st = st._replace(price=price, owner=st.owner.at[j].set(i, mode="drop"), assigned=assigned,
+                         rounds=rounds, bids=st.bids + 1, status=status.astype(jnp.int32), done=status >= 0)
+        return st, jnp.where(prev >= 0, prev, first_free(assigned))
+
+    i0 = jnp.where(on, first_free(st.assigned), n)
+    st, _ = lax.while_loop(lambda c: (c[1] < n) & ~c[0].done, body, (st, i0))
+    return st
+
+
 def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
-    """One bidding round, or the end of a phase (next eps, or done)."""
+    """One bidding round, or the end of a phase (next eps, or done); in the sparse layout with row
+    pointers, the phase's last bids one at a time once at most ``cfg.tail`` persons bid."""
+    if width is None and p.indptr is not None and cfg.tail > 0:
+        count = jnp.sum(p.real & (st.assigned < 0), dtype=jnp.int32)
+        on = (count > 0) & (count <= cfg.tail)
+        return lax.cond(on, lambda s: _tail(s, p, rng, max_iters, cfg, on),
+                        lambda s: _round(s, p, rng, max_iters, width, cfg), st)
+    return _round(st, p, rng, max_iters, width, cfg)
+
+
+def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
+    """One bidding round of every unassigned person (Jacobi), or the end of a phase."""
     n = p.real.shape[0]
     ids = jnp.arange(n, dtype=jnp.int32)
     bidding = p.real & (st.assigned < 0)
