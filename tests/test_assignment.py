@@ -345,3 +345,24 @@ def test_sequential_tail_gives_the_optimum():
             assert bids == rounds if cfg.tail > 10**5 else bids > rounds, (trial, cfg, bids, rounds)
     capped = _sparse(g, jnp.int32(3), True, False, modes[2])
     assert int(capped.status) == Status.MAX_ITERS and int(capped.stats["iterations"]) == 3
+
+
+def test_infeasible_is_found_before_bidding():
+    """A graph whose rows cannot all be matched (two thousand rows on half as many columns' worth of
+    edges) is INFEASIBLE at once eagerly, with no bidding round (the maximum matching decides; the
+    auction's price bound would take O(N x range) rounds), and raises with throw; full=False still
+    solves it; under jit the auction finds a small one infeasible itself."""
+    rng = np.random.default_rng(8)
+    n = 2000
+    r = rng.integers(0, n, 4 * n)
+    c = rng.integers(0, n // 2, 4 * n)                         # the upper half of the columns has no edge
+    g = BipartiteGraph.from_edges(r, c, n, n, weights=rng.integers(1, 100, r.size).astype(np.float32))
+    res = min_weight_matching(g, throw=False)
+    assert res.status_name == "infeasible" and int(res.stats["iterations"]) == 0
+    assert res.row_mate.shape == (n,) and np.all(np.asarray(res.row_mate) == -1)
+    with pytest.raises(SolverError, match="infeasible"):
+        min_weight_matching(g)
+    small = BipartiteGraph.from_edges([0, 1], [0, 0], 2, 2, weights=[1.0, 2.0], **CAPS)
+    assert min_weight_matching(small, full=False).status_name == "converged"
+    traced = jax.jit(lambda g: min_weight_matching(g, throw=False).status)(small)
+    assert int(traced) == Status.INFEASIBLE

@@ -47,6 +47,7 @@ import numpy as np
 from jaxmatch._ops import is_traced, take, trim
 from jaxmatch._validate import check_flag, check_not_batch, check_positive, check_type
 from jaxmatch.assignment import auction as _au
+from jaxmatch.bipartite import maximum_matching
 from jaxmatch.graph import BipartiteGraph, GraphInputError
 from jaxmatch.status import Status, settle, with_status_name
 
@@ -230,6 +231,19 @@ def _gadget(src, dst, w, valid, nr, nc, rc: int, cc: int, max_iters, full: bool,
     return row_mate, col_mate, u, v, st.status, _stats(st)
 
 
+def _infeasible(g: BipartiteGraph) -> AssignmentResult:
+    """The eager answer when no matching covers the smaller side (found by the maximum matching
+    before any bidding: the auction would only notice once its prices ran past their bound, after
+    O(N x range) rounds): nothing matched, zero potentials, INFEASIBLE."""
+    nr, nc = int(g.n_rows), int(g.n_cols)
+    dt = jnp.promote_types(g.by_row.weights.dtype, jnp.float32)
+    zero = jnp.zeros((), jnp.int32)
+    return AssignmentResult(jnp.full(nr, -1, jnp.int32), jnp.full(nc, -1, jnp.int32),
+                            jnp.zeros((), g.by_row.weights.dtype),
+                            jnp.zeros(nr, dt), jnp.zeros(nc, dt), jnp.int32(Status.INFEASIBLE),
+                            dict(iterations=zero, phases=zero, bids=zero))
+
+
 @partial(jax.jit, static_argnames=("full", "maximize", "cfg"))
 def _sparse(g: BipartiteGraph, max_iters, full: bool, maximize: bool, cfg: _au.Config = _au.DEFAULT):
     src, dst, w = g.by_row.src, g.by_row.indices, g.by_row.weights
@@ -260,7 +274,9 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
     With ``full=True`` (default): the matching of ``min(n_rows, n_cols)``
     edges (it covers the smaller side) of least total weight, as scipy's
     ``min_weight_full_bipartite_matching`` (greatest with ``maximize``);
-    INFEASIBLE when no matching covers the smaller side. With
+    INFEASIBLE when no matching covers the smaller side (eagerly that is
+    found first, by :func:`jaxmatch.maximum_matching`, before any bidding;
+    under ``jit`` by the auction's price bound, which takes many rounds). With
     ``full=False``: the matching of any size of least total weight (only
     negative-weight edges help; with ``maximize``, the maximum-weight
     matching, of positive-weight edges). The epsilon-scaling auction
@@ -301,8 +317,11 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
     throw = check_flag(throw, "throw")
     if max_iters is not None:
         check_positive(max_iters, "max_iters")
+    eager = not is_traced(g.n_rows)
+    if eager and full and int(maximum_matching(g, throw=False).cardinality) < min(int(g.n_rows), int(g.n_cols)):
+        return settle("min_weight_matching", _infeasible(g), throw)
     res = _sparse(g, jnp.int32(min(max_iters or DEFAULT_MAX_ITERS, 2**31 - 1)), full, maximize)
-    if not is_traced(g.n_rows):
+    if eager:
         nr, nc = int(g.n_rows), int(g.n_cols)
         res = res._replace(row_mate=trim(res.row_mate, nr), col_mate=trim(res.col_mate, nc),
                            row_potential=trim(res.row_potential, nr), col_potential=trim(res.col_potential, nc))
