@@ -43,11 +43,12 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from jaxmatch._ops import is_traced, take, trim
 from jaxmatch._validate import check_flag, check_not_batch, check_positive, check_type
 from jaxmatch.assignment import auction as _au
-from jaxmatch.bipartite import maximum_matching
 from jaxmatch.graph import BipartiteGraph, GraphInputError
 from jaxmatch.status import Status, settle, with_status_name
 
@@ -231,10 +232,20 @@ def _gadget(src, dst, w, valid, nr, nc, rc: int, cc: int, max_iters, full: bool,
     return row_mate, col_mate, u, v, st.status, _stats(st)
 
 
+def _coverable(g: BipartiteGraph) -> bool:
+    """Whether some matching covers the smaller side of an eager graph: scipy's Hopcroft-Karp
+    (``maximum_bipartite_matching``) on the host, which compiles nothing (the auction would only
+    notice infeasibility once its prices ran past their bound, after O(N x range) rounds)."""
+    r, c, nr, nc = g.edges()
+    if min(nr, nc) == 0:
+        return True
+    A = sp.csr_array((np.ones(r.size, np.int8), (r, c)), shape=(nr, nc))
+    return int(np.sum(maximum_bipartite_matching(A, perm_type="column") >= 0)) == min(nr, nc)
+
+
 def _infeasible(g: BipartiteGraph) -> AssignmentResult:
-    """The eager answer when no matching covers the smaller side (found by the maximum matching
-    before any bidding: the auction would only notice once its prices ran past their bound, after
-    O(N x range) rounds): nothing matched, zero potentials, INFEASIBLE."""
+    """The eager answer when no matching covers the smaller side (:func:`_coverable`): nothing
+    matched, zero potentials, INFEASIBLE."""
     nr, nc = int(g.n_rows), int(g.n_cols)
     dt = jnp.promote_types(g.by_row.weights.dtype, jnp.float32)
     zero = jnp.zeros((), jnp.int32)
@@ -275,8 +286,9 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
     edges (it covers the smaller side) of least total weight, as scipy's
     ``min_weight_full_bipartite_matching`` (greatest with ``maximize``);
     INFEASIBLE when no matching covers the smaller side (eagerly that is
-    found first, by :func:`jaxmatch.maximum_matching`, before any bidding;
-    under ``jit`` by the auction's price bound, which takes many rounds). With
+    found first, by scipy's ``maximum_bipartite_matching`` on the host,
+    before any bidding; under ``jit`` by the auction's price bound, which
+    takes many rounds). With
     ``full=False``: the matching of any size of least total weight (only
     negative-weight edges help; with ``maximize``, the maximum-weight
     matching, of positive-weight edges). The epsilon-scaling auction
@@ -318,7 +330,7 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
     if max_iters is not None:
         check_positive(max_iters, "max_iters")
     eager = not is_traced(g.n_rows)
-    if eager and full and int(maximum_matching(g, throw=False).cardinality) < min(int(g.n_rows), int(g.n_cols)):
+    if eager and full and not _coverable(g):
         return settle("min_weight_matching", _infeasible(g), throw)
     res = _sparse(g, jnp.int32(min(max_iters or DEFAULT_MAX_ITERS, 2**31 - 1)), full, maximize)
     if eager:
