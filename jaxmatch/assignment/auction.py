@@ -330,7 +330,9 @@ def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on) -> State:
         status = jnp.where(stuck | runaway, INFEASIBLE, jnp.where(rounds >= max_iters, MAX_ITERS, -1))
         st = st._replace(price=price, owner=st.owner.at[j].set(i, mode="drop"), assigned=assigned,
                          rounds=rounds, bids=st.bids + 1, status=status.astype(jnp.int32), done=status >= 0)
-        return st, jnp.where(prev >= 0, prev, first_free(assigned))
+        # the displaced owner bids next; else the free person of smallest id (a pass over N, skipped by
+        # the cond when there is an owner: most bids displace one)
+        return st, lax.cond(prev >= 0, lambda: prev, lambda: first_free(assigned))
 
     i0 = jnp.where(on, first_free(st.assigned), n)
     st, _ = lax.while_loop(lambda c: (c[1] < n) & ~c[0].done, body, (st, i0))
