@@ -16,6 +16,12 @@ the smallest person id) at that price; its previous owner becomes
 unassigned. The bids are a ``segment_max`` (the CUDA auctions' atomicMax),
 the winner a ``segment_min`` of the ids that bid the maximum.
 
+The sparse layout ends each phase *one bid at a time* (Bertsekas's original
+Gauss-Seidel auction) once at most ``Config.tail`` persons bid: the phase's
+last rounds advance chains of displacements one link per round with one or
+two bidders each, and a single bid reads one row instead of the whole
+problem (:func:`_tail`).
+
 *eps-complementary slackness* (eps-CS) holds throughout: every assigned
 person's object is within ``eps`` of its best value. So when every person is
 assigned, the assignment's benefit is within ``N * eps`` of the optimum;
