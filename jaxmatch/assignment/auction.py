@@ -16,11 +16,11 @@ the smallest person id) at that price; its previous owner becomes
 unassigned. The bids are a ``segment_max`` (the CUDA auctions' atomicMax),
 the winner a ``segment_min`` of the ids that bid the maximum.
 
-The sparse layout ends each phase *one bid at a time* (Bertsekas's original
-Gauss-Seidel auction) once at most ``Config.tail`` persons bid: the phase's
-last rounds advance chains of displacements one link per round with one or
-two bidders each, and a single bid reads one row instead of the whole
-problem (:func:`_tail`).
+Each phase ends *one bid at a time* (Bertsekas's original Gauss-Seidel
+auction) once at most ``Config.tail`` persons bid: the phase's last rounds
+advance chains of displacements one link per round with one or two bidders
+each, and a single bid reads one row instead of the whole problem (or, in
+the dense layout, its smallest class of bidders' rows; :func:`_tail`).
 
 *eps-complementary slackness* (eps-CS) holds throughout: every assigned
 person's object is within ``eps`` of its best value. So when every person is
@@ -75,11 +75,12 @@ class Config(NamedTuple):
             range.
         min_rows: the dense layout reads the rows of the bidders only, in
             row counts ``N, N/4, ...`` down to this one (see :func:`_offers`).
-        tail: sparse layout with row pointers: once this many persons or
-            fewer bid, the phase ends one bid at a time (see :func:`_tail`);
-            0 turns that off.
+        tail: once this many persons or fewer bid, the phase ends one bid
+            at a time (see :func:`_tail`); 0 turns that off (the sparse
+            layout needs its row pointers for it).
         tail_width: the entries of the bidder's row that one step of the
-            tail reads at a time.
+            tail reads at a time in the sparse layout (the dense layout
+            reads the whole row).
     """
     theta: float = 5.0
     eps0: float = 0.2
@@ -280,13 +281,14 @@ def init(p: Problem, rng, cfg: Config = DEFAULT) -> State:
                  status=jnp.int32(-1), done=jnp.bool_(False))
 
 
-def _row_offer(p: Problem, price, i, chunk: int):
-    """best value, its object, second best value of person ``i`` over its row (``p.indptr``), read
-    ``chunk`` entries at a time; ties as :func:`_sparse_offers` (the first object at or after ``i``,
-    cyclically). The running top two merge as in :func:`_top_two`, so a second entry of the best
-    object could only raise the second best: a bid is never above the round's."""
+def _row_offer(p: Problem, price, i, chunk: int, width=None):
+    """best value, its object, second best value of person ``i`` over its row (``p.indptr``, or
+    the dense layout's ``[i * width, (i + 1) * width)``), read ``chunk`` entries at a time; ties as
+    :func:`_sparse_offers` (the first object at or after ``i``, cyclically). The running top two
+    merge as in :func:`_top_two`, so a second entry of the best object could only raise the second
+    best: a bid is never above the round's."""
     n = p.real.shape[0]
-    lo, hi = p.indptr[i], p.indptr[i + 1]
+    lo, hi = (p.indptr[i], p.indptr[i + 1]) if width is None else (i * width, (i + 1) * width)
     lanes = jnp.arange(chunk, dtype=jnp.int32)
     neg = jnp.array(-jnp.inf, p.benefit.dtype)
 
@@ -294,7 +296,7 @@ def _row_offer(p: Problem, price, i, chunk: int):
         start, *top = c
         e = start + lanes
         ok = e < hi
-        o = jnp.where(ok, take(p.obj, e, n), n)
+        o = jnp.where(ok, take(p.obj, e, n) if width is None else e - lo, n)
         val = jnp.where(ok, take(p.benefit, e, -jnp.inf) - take(price, o, 0), -jnp.inf)
         chunk_top = (x[0] for x in _top_two(val[None, :], jnp.where(ok, (o - i) % n, n)[None, :]))
         return start + chunk, *_merge(tuple(top), tuple(chunk_top))
@@ -303,7 +305,7 @@ def _row_offer(p: Problem, price, i, chunk: int):
     return best, jnp.where(best > -jnp.inf, (key + i) % n, n).astype(jnp.int32), second
 
 
-def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on) -> State:
+def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on, width=None) -> State:
     """The rest of the phase one bid at a time (Bertsekas's Gauss-Seidel auction), where ``on``.
 
     In the last rounds of a phase few persons bid: a displaced owner bids next, and the chain of
@@ -322,7 +324,7 @@ def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on) -> State:
 
     def body(c):
         st, i = c
-        best, j, second = _row_offer(p, st.price, i, cfg.tail_width)
+        best, j, second = _row_offer(p, st.price, i, cfg.tail_width if width is None else width, width)
         stuck = best == -jnp.inf
         second = jnp.where(second > -jnp.inf, second, best - (rng + st.eps))
         bid = take(st.price, j, 0) + (best - second) + st.eps
@@ -346,12 +348,12 @@ def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on) -> State:
 
 
 def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
-    """One bidding round, or the end of a phase (next eps, or done); in the sparse layout with row
-    pointers, the phase's last bids one at a time once at most ``cfg.tail`` persons bid."""
-    if width is None and p.indptr is not None and cfg.tail > 0:
+    """One bidding round, or the end of a phase (next eps, or done); the phase's last bids one at a
+    time once at most ``cfg.tail`` persons bid (the sparse layout with its row pointers only)."""
+    if (width is not None or p.indptr is not None) and cfg.tail > 0:
         count = jnp.sum(p.real & (st.assigned < 0), dtype=jnp.int32)
         on = (count > 0) & (count <= cfg.tail)
-        return lax.cond(on, lambda s: _tail(s, p, rng, max_iters, cfg, on),
+        return lax.cond(on, lambda s: _tail(s, p, rng, max_iters, cfg, on, width),
                         lambda s: _round(s, p, rng, max_iters, width, cfg), st)
     return _round(st, p, rng, max_iters, width, cfg)
 
