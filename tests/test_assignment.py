@@ -314,7 +314,8 @@ def test_sequential_tail_gives_the_optimum():
     sparse square problems of 60 persons, feasible (integer weights with many ties) and not (a
     column nobody may take): scipy's optimal total and a certificate, or INFEASIBLE, in every mode;
     every bid of the all-sequential mode is a round of its own, while the rounds without a tail
-    have several bidders; a round cap still shows as MAX_ITERS."""
+    have several bidders; a round cap still shows as MAX_ITERS; under vmap, with some problems in
+    their tail while others bid in rounds, each problem's answer and rounds equal its solo run's."""
     from jaxmatch.assignment import _sparse
     rng = np.random.default_rng(5)
     modes = [Config(tail=0), Config(tail=16, tail_width=4), Config(tail=10**6, tail_width=8)]
@@ -345,6 +346,20 @@ def test_sequential_tail_gives_the_optimum():
             assert bids == rounds if cfg.tail > 10**5 else bids > rounds, (trial, cfg, bids, rounds)
     capped = _sparse(g, jnp.int32(3), True, False, modes[2])
     assert int(capped.status) == Status.MAX_ITERS and int(capped.stats["iterations"]) == 3
+    # under vmap some problems bid in rounds while others are in their tail: each equals its solo run
+    caps = dict(row_capacity=64, col_capacity=64, edge_capacity=512)
+    gs = [jaxmatch.from_scipy(sp.csr_matrix(
+        (rng.integers(1, 9, 4 * k).astype(np.float32),
+         (np.concatenate([rng.integers(0, k, 3 * k), np.arange(k)]),
+          np.concatenate([rng.integers(0, k, 3 * k), rng.permutation(k)]))), shape=(k, k)),
+        weighted=True, **caps) for k in (10, 30, 50, 60)]
+    solve = jax.jit(lambda g: _sparse(g, jnp.int32(10**7), True, False, modes[1]))
+    batched = jax.vmap(solve)(jaxmatch.stack(gs))
+    for b, g in enumerate(gs):
+        solo = solve(g)
+        assert int(batched.status[b]) == int(solo.status) == Status.CONVERGED
+        np.testing.assert_array_equal(np.asarray(batched.row_mate[b]), np.asarray(solo.row_mate))
+        assert int(batched.stats["iterations"][b]) == int(solo.stats["iterations"])
 
 
 def test_infeasible_is_found_before_bidding():
