@@ -282,26 +282,30 @@ def init(p: Problem, rng, cfg: Config = DEFAULT) -> State:
 
 
 def _row_offer(p: Problem, price, i, chunk: int, width=None):
-    """best value, its object, second best value of person ``i`` over its row (``p.indptr``, or
-    the dense layout's ``[i * width, (i + 1) * width)``), read ``chunk`` entries at a time; ties as
-    :func:`_sparse_offers` (the first object at or after ``i``, cyclically). The running top two
-    merge as in :func:`_top_two`, so a second entry of the best object could only raise the second
-    best: a bid is never above the round's."""
+    """best value, its object, second best value of person ``i`` over its row; ties as
+    :func:`_sparse_offers` (the first object at or after ``i``, cyclically). Dense layout: the row
+    ``[i * width, (i + 1) * width)`` in one reduction; sparse: the row of ``p.indptr``, ``chunk``
+    entries at a time, their top two merged as in :func:`_top_two`, so a second entry of the best
+    object could only raise the second best: a bid is never above the round's."""
     n = p.real.shape[0]
-    lo, hi = (p.indptr[i], p.indptr[i + 1]) if width is None else (i * width, (i + 1) * width)
-    lanes = jnp.arange(chunk, dtype=jnp.int32)
-    neg = jnp.array(-jnp.inf, p.benefit.dtype)
+    if width is not None:
+        val = lax.dynamic_slice(p.benefit, (i * width,), (width,)) - price
+        best, key, second = (x[0] for x in _top_two(val[None, :], ((jnp.arange(n, dtype=jnp.int32) - i) % n)[None, :]))
+    else:
+        lo, hi = p.indptr[i], p.indptr[i + 1]
+        lanes = jnp.arange(chunk, dtype=jnp.int32)
+        neg = jnp.array(-jnp.inf, p.benefit.dtype)
 
-    def body(c):
-        start, *top = c
-        e = start + lanes
-        ok = e < hi
-        o = jnp.where(ok, take(p.obj, e, n) if width is None else e - lo, n)
-        val = jnp.where(ok, take(p.benefit, e, -jnp.inf) - take(price, o, 0), -jnp.inf)
-        chunk_top = (x[0] for x in _top_two(val[None, :], jnp.where(ok, (o - i) % n, n)[None, :]))
-        return start + chunk, *_merge(tuple(top), tuple(chunk_top))
+        def body(c):
+            start, *top = c
+            e = start + lanes
+            ok = e < hi
+            o = jnp.where(ok, take(p.obj, e, n), n)
+            val = jnp.where(ok, take(p.benefit, e, -jnp.inf) - take(price, o, 0), -jnp.inf)
+            chunk_top = (x[0] for x in _top_two(val[None, :], jnp.where(ok, (o - i) % n, n)[None, :]))
+            return start + chunk, *_merge(tuple(top), tuple(chunk_top))
 
-    _, best, key, second = lax.while_loop(lambda c: c[0] < hi, body, (lo, neg, jnp.int32(n), neg))
+        _, best, key, second = lax.while_loop(lambda c: c[0] < hi, body, (lo, neg, jnp.int32(n), neg))
     return best, jnp.where(best > -jnp.inf, (key + i) % n, n).astype(jnp.int32), second
 
 
@@ -324,7 +328,7 @@ def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on, width=None) ->
 
     def body(c):
         st, i = c
-        best, j, second = _row_offer(p, st.price, i, cfg.tail_width if width is None else width, width)
+        best, j, second = _row_offer(p, st.price, i, cfg.tail_width, width)
         stuck = best == -jnp.inf
         second = jnp.where(second > -jnp.inf, second, best - (rng + st.eps))
         bid = take(st.price, j, 0) + (best - second) + st.eps
