@@ -73,7 +73,8 @@ def main():
     p.add_argument("--graphs", type=int, default=100_000)
     p.add_argument("--families", nargs="+", default=list(FAMILIES[:3]), choices=FAMILIES)
     p.add_argument("--edges-per-device", type=int, default=1 << 25, help="*_sharded: edges per device")
-    p.add_argument("--louvain-class", default="rmat", help="louvain_sharded: a bench_louvain.py class, or planted (planted partition, groups of 1,024)")
+    p.add_argument("--louvain-class", default="rmat",
+                   help="louvain_sharded: a bench_louvain.py class, or planted (planted partition, groups of 1,024)")
     p.add_argument("--one-device-weak", action="store_true",
                    help="*_sharded: also run the unsharded solver on one device on every weak-series graph "
                         "(how much of the weak-scaling loss the larger graph alone costs)")

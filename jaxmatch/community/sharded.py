@@ -156,9 +156,7 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         return comm, q, it, moves, status, pcs[None], pcd[None], pw[None], count[None]
 
     out = (P(),) * 5 + ((P(axis),) * 4 if coarsen else ())
-    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P(), P(), P(), P()),
-                      out_specs=out,
-                      check_vma=False)
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis),) * 3 + (P(),) * 5, out_specs=out, check_vma=False)
     return f(sg.src, sg.dst, sg.weights, sg.n, resolution, threshold, relative, start)
 
 
