@@ -290,7 +290,8 @@ def _row_offer(p: Problem, price, i, chunk: int, width=None):
     n = p.real.shape[0]
     if width is not None:
         val = lax.dynamic_slice(p.benefit, (i * width,), (width,)) - price
-        best, key, second = (x[0] for x in _top_two(val[None, :], ((jnp.arange(n, dtype=jnp.int32) - i) % n)[None, :]))
+        rot = (jnp.arange(n, dtype=jnp.int32) - i) % n
+        best, key, second = (x[0] for x in _top_two(val[None, :], rot[None, :]))
     else:
         lo, hi = p.indptr[i], p.indptr[i + 1]
         lanes = jnp.arange(chunk, dtype=jnp.int32)
@@ -353,7 +354,7 @@ def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on, width=None) ->
 
 def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
     """One bidding round, or the end of a phase (next eps, or done); the phase's last bids one at a
-    time once at most ``cfg.tail`` persons bid (the sparse layout with its row pointers only)."""
+    time once at most ``cfg.tail`` persons bid (dense layout, or sparse with its row pointers)."""
     if (width is not None or p.indptr is not None) and cfg.tail > 0:
         count = jnp.sum(p.real & (st.assigned < 0), dtype=jnp.int32)
         on = (count > 0) & (count <= cfg.tail)
