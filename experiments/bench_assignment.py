@@ -19,6 +19,7 @@ costs; within the certified tolerance for floats), and the dual potentials pass
 Usage::
 
     python experiments/bench_assignment.py --small          # CPU smoke test
+    python experiments/bench_assignment.py --small --tail 0 # the same with Jacobi rounds only (no tail)
     python experiments/bench_assignment.py --dense 1000,2000,4000,8000 --sparse 100000,1000000 --batch 10000
 
 Writes JSON to $OUT (if set) or experiments/results/, prints a table last.
@@ -32,6 +33,7 @@ import os
 import pathlib
 import sys
 import time
+from functools import partial
 
 import numpy as np
 
@@ -47,6 +49,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching  # noqa: E40
 import jaxmatch  # noqa: E402
 from experiments.common import Forked, timed  # noqa: E402
 from jaxmatch.assignment import _solve_dense  # noqa: E402
+from jaxmatch.assignment.auction import DEFAULT, DENSE  # noqa: E402
 from jaxmatch.certify import check_assignment  # noqa: E402
 
 
@@ -68,11 +71,13 @@ def dense_row(n, kind, imax, repeats, peer_limit, rng):
     dt = np.float64 if jax.config.jax_enable_x64 else np.float32
     c = (rng.integers(1, imax + 1, (n, n)) if kind == "int" else rng.random((n, n))).astype(dt)
     peer = Forked(_scipy_dense(c.astype(np.float64)))
-    first, _ = _first(lambda: jaxmatch.linear_sum_assignment(c))
-    med, times, (rows, cols) = timed(lambda: jax.block_until_ready(jaxmatch.linear_sum_assignment(c)), repeats)
+    lsa = partial(jaxmatch.linear_sum_assignment, config=_config(DENSE))
+    first, _ = _first(lambda: lsa(c))
+    med, times, (rows, cols) = timed(lambda: jax.block_until_ready(lsa(c)), repeats)
     cols_np = np.asarray(cols)
     got = float(c.astype(np.float64)[np.arange(n), cols_np].sum())
-    dcols, _, v, status, stats = _solve_dense(jnp.asarray(c), jaxmatch.assignment.DEFAULT_MAX_ITERS, False)
+    dcols, _, v, status, stats = _solve_dense(jnp.asarray(c), jaxmatch.assignment.DEFAULT_MAX_ITERS, False,
+                                              _config(DENSE))
     assert np.array_equal(np.asarray(dcols), cols_np)
     gap = check_assignment(c.astype(np.float64), cols_np, np.asarray(v), tol=np.inf)
     res = peer.result(peer_limit)
@@ -102,8 +107,9 @@ def sparse_row(n, deg, wmax, repeats, peer_limit, rng):
         i, j = min_weight_full_bipartite_matching(A)
         return time.perf_counter() - t, float(A[i, j].sum())
     peer = Forked(run_peer)
-    first, _ = _first(lambda: jaxmatch.min_weight_matching(g))
-    med, times, res = timed(lambda: jax.block_until_ready(jaxmatch.min_weight_matching(g)), repeats)
+    mwm = partial(jaxmatch.min_weight_matching, config=_config(DEFAULT))
+    first, _ = _first(lambda: mwm(g))
+    med, times, res = timed(lambda: jax.block_until_ready(mwm(g)), repeats)
     gap = check_assignment(g, res.row_mate, res.col_potential, tol=np.inf)
     got = float(res.weight)
     pr = peer.result(peer_limit)
@@ -118,7 +124,7 @@ def sparse_row(n, deg, wmax, repeats, peer_limit, rng):
 
 def batch_row(b, k, repeats, rng):
     c = rng.random((b, k, k)).astype(np.float32)
-    ours = jax.jit(jax.vmap(jaxmatch.linear_sum_assignment))
+    ours = jax.jit(jax.vmap(partial(jaxmatch.linear_sum_assignment, config=_config(DENSE))))
     first, _ = _first(lambda: ours(c))
     med, times, (_, cols) = timed(lambda: jax.block_until_ready(ours(c)), repeats)
     got = np.take_along_axis(c, np.asarray(cols)[:, :, None], 2)[:, :, 0].sum(1, dtype=np.float64)
@@ -141,7 +147,16 @@ def batch_row(b, k, repeats, rng):
     return row
 
 
+TAIL = None   # --tail: the auction's Config.tail for every row (None: the library's defaults)
+
+
+def _config(base):
+    """The auction config a row runs: the library's default for its layout, or with ``--tail``."""
+    return base if TAIL is None else base._replace(tail=TAIL)
+
+
 def main(argv=None):
+    global TAIL
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dense", default="1000,2000,4000")
     ap.add_argument("--kinds", default="int,float")
@@ -154,7 +169,10 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--peer-limit", type=float, default=240.0)
     ap.add_argument("--small", action="store_true", help="a CPU smoke test")
+    ap.add_argument("--tail", type=int, default=None,
+                    help="the auction's Config.tail for every row (0: Jacobi rounds only; default: the library's)")
     a = ap.parse_args(argv)
+    TAIL = a.tail
     if a.small:
         a.dense, a.sparse, a.batch, a.repeats = "200", "2000", 50, 2
     if a.x64:
@@ -169,7 +187,8 @@ def main(argv=None):
 
     def save():
         path.write_text(json.dumps(dict(benchmark="assignment", date=stamp, device=device.device_kind,
-                                        platform=device.platform, jax=jax.__version__, rows=rows), indent=1))
+                                        platform=device.platform, jax=jax.__version__, tail=TAIL, rows=rows),
+                                   indent=1))
 
     for n in [int(x) for x in a.dense.split(",") if x]:
         for kind in a.kinds.split(","):

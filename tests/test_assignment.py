@@ -381,3 +381,25 @@ def test_infeasible_is_found_before_bidding():
     assert min_weight_matching(small, full=False).status_name == "converged"
     traced = jax.jit(lambda g: min_weight_matching(g, throw=False).status)(small)
     assert int(traced) == Status.INFEASIBLE
+
+
+def test_config_reaches_the_auction():
+    """config= picks the auction's knobs in both public functions (the Jacobi rounds alone, tail=0, give
+    scipy's optimum too, with other round counts); anything but a Config is refused."""
+    rng = np.random.default_rng(4)
+    c = rng.integers(0, 20, (12, 12)).astype(float)
+    r0, c0 = scipy.optimize.linear_sum_assignment(c)
+    for cfg in (None, Config(tail=0), Config(theta=3.0, tail=4)):
+        rows, cols = linear_sum_assignment(c, config=cfg)
+        assert c[np.asarray(rows), np.asarray(cols)].sum() == c[r0, c0].sum()
+    A = sp.csr_matrix(c + 1)
+    g = jaxmatch.from_scipy(A, weighted=True)
+    ri, ci = min_weight_full_bipartite_matching(A)
+    runs = [min_weight_matching(g, config=cfg) for cfg in (None, Config(tail=0))]
+    assert [float(r.weight) for r in runs] == [pytest.approx(float(A[ri, ci].sum()))] * 2
+    assert int(runs[0].stats["iterations"]) != int(runs[1].stats["iterations"])
+    for bad in ("fast", {"tail": 0}):
+        with pytest.raises(GraphInputError, match="config"):
+            linear_sum_assignment(c, config=bad)
+        with pytest.raises(GraphInputError, match="config"):
+            min_weight_matching(g, config=bad)

@@ -115,13 +115,20 @@ def _dense(cost, max_iters, maximize: bool, cfg: _au.Config = _au.DENSE):
     return st.assigned[:n], sign * u, sign * v, st.status, _stats(st)
 
 
-def _solve_dense(cost, max_iters, maximize: bool):
+def _solve_dense(cost, max_iters, maximize: bool, cfg: _au.Config | None = None):
     """A dense problem with rows <= columns: padded to a square (:func:`_dense`) up to 4 columns a
     row, else as a sparse square problem (:func:`_rectangular`), whose dummies do not all share one
     row of zeros (the padding's identical rows bid against each other: 18,470 rounds against
     3,888 on a 20 x 1000 matrix, experiments/RESULTS.md, session 17)."""
     n, m = cost.shape
-    return _dense(cost, max_iters, maximize) if m <= 4 * n else _rectangular(cost, max_iters, maximize)
+    if m <= 4 * n:
+        return _dense(cost, max_iters, maximize, _au.DENSE if cfg is None else cfg)
+    return _rectangular(cost, max_iters, maximize, _au.DEFAULT if cfg is None else cfg)
+
+
+def _check_config(config) -> None:
+    if config is not None and not isinstance(config, _au.Config):
+        raise GraphInputError(f"config must be None or a jaxmatch.assignment.auction.Config, got {config!r}")
 
 
 def _check_matrix(cost, maximize: bool) -> None:
@@ -139,7 +146,7 @@ def _check_matrix(cost, maximize: bool) -> None:
         raise ValueError(f"matrix contains invalid numeric entries (cost_matrix[{i}, {j}] = {c[i, j]})")
 
 
-def linear_sum_assignment(cost_matrix, maximize: bool = False):
+def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Config | None = None):
     """Solve the linear sum assignment problem: scipy.optimize.linear_sum_assignment on the device.
 
     Finds the assignment of rows to columns (each row to at most one column,
@@ -157,6 +164,9 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False):
     Args:
         cost_matrix: ``[n, m]`` array of costs (any real dtype).
         maximize: find the largest total instead (default False).
+        config: the auction's knobs, :class:`jaxmatch.assignment.auction.Config`
+            (default: ``auction.DENSE`` for the square padding,
+            ``auction.DEFAULT`` for the sparse form).
 
     Returns:
         ``(row_ind, col_ind)``: int32 arrays of length ``min(n, m)``, the
@@ -178,6 +188,7 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False):
         ([1, 0, 2], 5)
     """
     check_flag(maximize, "maximize")
+    _check_config(config)
     _check_matrix(cost_matrix, maximize)
     cost = jnp.asarray(cost_matrix)
     if cost.dtype == jnp.bool_:
@@ -188,7 +199,7 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False):
     if k == 0:
         empty = jnp.zeros(0, jnp.int32)
         return empty, empty
-    cols, _, _, status, _ = _solve_dense(cost.T if flip else cost, DEFAULT_MAX_ITERS, maximize)
+    cols, _, _, status, _ = _solve_dense(cost.T if flip else cost, DEFAULT_MAX_ITERS, maximize, config)
     if not is_traced(status) and int(status) != Status.CONVERGED:
         raise ValueError("cost matrix is infeasible" if int(status) == Status.INFEASIBLE else
                          f"linear_sum_assignment: the auction stopped at its bound of {DEFAULT_MAX_ITERS:,} "
@@ -279,7 +290,8 @@ def _rectangular(cost, max_iters, maximize: bool, cfg: _au.Config = _au.DEFAULT)
 
 
 def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool = False,
-                        max_iters: int | None = None, throw: bool = True) -> AssignmentResult:
+                        max_iters: int | None = None, config: _au.Config | None = None,
+                        throw: bool = True) -> AssignmentResult:
     """Minimum-weight matching of a weighted bipartite graph, exact, with dual potentials.
 
     With ``full=True`` (default): the matching of ``min(n_rows, n_cols)``
@@ -302,6 +314,8 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
         full: cover the smaller side (default True), or any size.
         maximize: the largest total weight instead.
         max_iters: bound on the bidding rounds (default 10^7).
+        config: the auction's knobs, :class:`jaxmatch.assignment.auction.Config`
+            (default ``auction.DEFAULT``).
         throw: eagerly, raise :class:`~jaxmatch.SolverError` when the status
             is not CONVERGED (default True).
 
@@ -329,10 +343,12 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
     throw = check_flag(throw, "throw")
     if max_iters is not None:
         check_positive(max_iters, "max_iters")
+    _check_config(config)
     eager = not is_traced(g.n_rows)
     if eager and full and not _coverable(g):
         return settle("min_weight_matching", _infeasible(g), throw)
-    res = _sparse(g, jnp.int32(min(max_iters or DEFAULT_MAX_ITERS, 2**31 - 1)), full, maximize)
+    res = _sparse(g, jnp.int32(min(max_iters or DEFAULT_MAX_ITERS, 2**31 - 1)), full, maximize,
+                  _au.DEFAULT if config is None else config)
     if eager:
         nr, nc = int(g.n_rows), int(g.n_cols)
         res = res._replace(row_mate=trim(res.row_mate, nr), col_mate=trim(res.col_mate, nc),
