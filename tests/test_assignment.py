@@ -93,6 +93,10 @@ def test_forbidden_entries_and_infeasible(shape):
         feasible += 1
         _same_as_scipy(c, maximize)
     assert feasible and infeasible
+    big = np.ones((300, 300))
+    big[:, 7] = np.inf                         # a column nobody may take: refused before any bidding
+    with pytest.raises(ValueError, match="cost matrix is infeasible"):
+        linear_sum_assignment(big)
 
 
 def test_dense_reads_only_the_bidders_rows():

@@ -178,7 +178,9 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Co
         ValueError: for a matrix that is not 2-D or not real, NaN entries,
             ``-inf`` (``+inf`` when maximising), or an infeasible matrix
             (no assignment of ``min(n, m)`` pairs avoids the forbidden
-            ones), as scipy's messages say.
+            ones; eagerly found before any bidding, by scipy's
+            ``maximum_bipartite_matching`` on the allowed pairs), as
+            scipy's messages say.
 
     Example:
         >>> import numpy as np, jaxmatch
@@ -190,6 +192,10 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Co
     check_flag(maximize, "maximize")
     _check_config(config)
     _check_matrix(cost_matrix, maximize)
+    if not is_traced(cost_matrix):   # forbidden entries: is there an assignment at all? (scipy's message)
+        allowed = np.isfinite(np.asarray(cost_matrix))
+        if not allowed.all() and not _coverable(*np.nonzero(allowed), *allowed.shape):
+            raise ValueError("cost matrix is infeasible")
     cost = jnp.asarray(cost_matrix)
     if cost.dtype == jnp.bool_:
         cost = cost.astype(jnp.int32)
@@ -243,19 +249,19 @@ def _gadget(src, dst, w, valid, nr, nc, rc: int, cc: int, max_iters, full: bool,
     return row_mate, col_mate, u, v, st.status, _stats(st)
 
 
-def _coverable(g: BipartiteGraph) -> bool:
-    """Whether some matching covers the smaller side of an eager graph: scipy's Hopcroft-Karp
-    (``maximum_bipartite_matching``) on the host, which compiles nothing (the auction would only
-    notice infeasibility once its prices ran past their bound, after O(N x range) rounds)."""
-    r, c, nr, nc = g.edges()
+def _coverable(r, c, nr: int, nc: int) -> bool:
+    """Whether some matching of the edges ``(r, c)`` of an ``nr x nc`` graph covers its smaller side:
+    scipy's Hopcroft-Karp (``maximum_bipartite_matching``) on the host, which compiles nothing (the
+    auction would only notice infeasibility once its prices ran past their bound, after O(N x
+    range) rounds)."""
     if min(nr, nc) == 0:
         return True
-    A = sp.csr_array((np.ones(r.size, np.int8), (r, c)), shape=(nr, nc))
+    A = sp.csr_array((np.ones(np.size(r), np.int8), (r, c)), shape=(nr, nc))
     return int(np.sum(maximum_bipartite_matching(A, perm_type="column") >= 0)) == min(nr, nc)
 
 
 def _infeasible(g: BipartiteGraph) -> AssignmentResult:
-    """The eager answer when no matching covers the smaller side (:func:`_coverable`): nothing
+    """The eager answer when no matching covers the smaller side (see :func:`_coverable`): nothing
     matched, zero potentials, INFEASIBLE."""
     nr, nc = int(g.n_rows), int(g.n_cols)
     dt = jnp.promote_types(g.by_row.weights.dtype, jnp.float32)
@@ -345,7 +351,7 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
         check_positive(max_iters, "max_iters")
     _check_config(config)
     eager = not is_traced(g.n_rows)
-    if eager and full and not _coverable(g):
+    if eager and full and not _coverable(*g.edges()):
         return settle("min_weight_matching", _infeasible(g), throw)
     res = _sparse(g, jnp.int32(min(max_iters or DEFAULT_MAX_ITERS, 2**31 - 1)), full, maximize,
                   _au.DEFAULT if config is None else config)
