@@ -132,7 +132,9 @@ def _check_config(config) -> None:
 
 
 def _check_matrix(cost, maximize: bool) -> None:
-    """scipy's checks of ``linear_sum_assignment``'s input, on the host (skipped for traced values)."""
+    """scipy's checks of ``linear_sum_assignment``'s input, on the host (skipped for traced values),
+    its infeasibility among them: when entries are forbidden, whether any assignment avoids them
+    (:func:`_coverable`, before any bidding)."""
     if np.ndim(cost) != 2:
         raise ValueError(f"expected a matrix (2-D array), got a {np.ndim(cost)}-D array")
     if is_traced(cost):
@@ -144,6 +146,9 @@ def _check_matrix(cost, maximize: bool) -> None:
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise ValueError(f"matrix contains invalid numeric entries (cost_matrix[{i}, {j}] = {c[i, j]})")
+    allowed = np.isfinite(c)
+    if not allowed.all() and not _coverable(*np.nonzero(allowed), *allowed.shape):
+        raise ValueError("cost matrix is infeasible")
 
 
 def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Config | None = None):
@@ -192,10 +197,6 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Co
     check_flag(maximize, "maximize")
     _check_config(config)
     _check_matrix(cost_matrix, maximize)
-    if not is_traced(cost_matrix):   # forbidden entries: is there an assignment at all? (scipy's message)
-        allowed = np.isfinite(np.asarray(cost_matrix))
-        if not allowed.all() and not _coverable(*np.nonzero(allowed), *allowed.shape):
-            raise ValueError("cost matrix is infeasible")
     cost = jnp.asarray(cost_matrix)
     if cost.dtype == jnp.bool_:
         cost = cost.astype(jnp.int32)
