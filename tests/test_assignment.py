@@ -369,8 +369,9 @@ def test_sequential_tail_gives_the_optimum():
 def test_infeasible_is_found_before_bidding():
     """A graph whose rows cannot all be matched (two thousand rows on half as many columns' worth of
     edges) is INFEASIBLE at once eagerly, with no bidding round (scipy's Hopcroft-Karp decides; the
-    auction's price bound would take O(N x range) rounds), and raises with throw; full=False still
-    solves it; under jit the auction finds a small one infeasible itself."""
+    auction's price bound would take O(N x range) rounds), and raises with throw; a small graph of
+    two rows on one column is solved with full=False, and under jit the auction finds it infeasible
+    itself."""
     rng = np.random.default_rng(8)
     n = 2000
     r = rng.integers(0, n, 4 * n)
