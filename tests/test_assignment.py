@@ -408,3 +408,14 @@ def test_config_reaches_the_auction():
             linear_sum_assignment(c, config=bad)
         with pytest.raises(GraphInputError, match="config"):
             min_weight_matching(g, config=bad)
+
+
+def test_tail_default_by_backend_and_size(monkeypatch):
+    """Config.tail=None resolves by backend and size (a static shape: a problem under vmap runs as it
+    does alone): 16 on the CPU; on the GPU none up to 1,024 persons, else 1 dense and 4 sparse; a
+    tail given stays."""
+    from jaxmatch.assignment import auction as au
+    assert au.resolve(Config(), dense=True, n=5000).tail == 16
+    monkeypatch.setattr(au.jax, "default_backend", lambda: "gpu")
+    assert [au.resolve(Config(), dense=d, n=n).tail for d in (True, False) for n in (1024, 1025)] == [0, 1, 0, 4]
+    assert au.resolve(Config(tail=7), dense=True, n=5000).tail == 7

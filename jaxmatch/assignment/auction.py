@@ -77,7 +77,10 @@ class Config(NamedTuple):
             row counts ``N, N/4, ...`` down to this one (see :func:`_offers`).
         tail: once this many persons or fewer bid, the phase ends one bid
             at a time (see :func:`_tail`); 0 turns that off (the sparse
-            layout needs its row pointers for it).
+            layout needs its row pointers for it). None (the default): 16
+            on the CPU; on the GPU none up to 1,024 persons, else 1 in the
+            dense layout and 4 in the sparse one, where a round costs little
+            more than a single bid (see :func:`resolve`).
         tail_width: the entries of the bidder's row that one step of the
             tail reads at a time in the sparse layout (the dense layout
             reads the whole row).
@@ -85,7 +88,7 @@ class Config(NamedTuple):
     theta: float = 5.0
     eps0: float = 0.2
     min_rows: int = 256
-    tail: int = 16
+    tail: int | None = None
     tail_width: int = 16
 
 
@@ -94,6 +97,22 @@ DEFAULT = Config()
 # integer), while the sparse square problems of 2,000-row graphs took about 3x more rounds so
 # (experiments/RESULTS.md, session 17)
 DENSE = Config(theta=6.0, eps0=0.005)
+
+
+def resolve(cfg: Config, dense: bool, n: int) -> Config:
+    """``cfg`` with ``tail=None`` replaced by the backend's choice for ``n`` persons (static, so a
+    problem under ``jax.vmap`` runs as it does alone). On the CPU 16 (a round costs a pass over the
+    problem: session 24). On the GPU a single bid costs 20-30 us and a round 30-110 us, and under
+    ``vmap`` a step runs the round and the tail both (a batched ``lax.cond``): H100, float costs,
+    warm s for tail 0 / 1 / 4 / 16 (RESULTS, session 25): dense n = 1,000 0.062 / 0.067 / 0.091 /
+    0.156, 4,000 0.71 / 0.47 / 0.56 / 0.49, 16,000 3.67 / 2.68 / 2.63 / 2.79; 10^4 vmapped 64 x 64
+    problems 0.13 / 0.94 / 0.37 / 0.15; sparse, 1.1M edges in float64, 58 (session 17) / - / 22.5 /
+    26.7. So on the GPU: none up to 1,024 persons, else 1 (dense) or 4 (sparse)."""
+    if cfg.tail is not None:
+        return cfg
+    if jax.default_backend() != "gpu":
+        return cfg._replace(tail=16)
+    return cfg._replace(tail=0 if n <= 1024 else 1 if dense else 4)
 
 
 class Problem(NamedTuple):
@@ -401,7 +420,9 @@ def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
 
 
 def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> State:
-    """Run the auction to the end (CONVERGED, INFEASIBLE or MAX_ITERS after ``max_iters`` rounds)."""
+    """Run the auction to the end (CONVERGED, INFEASIBLE or MAX_ITERS after ``max_iters`` rounds);
+    ``cfg.tail=None`` is the backend's choice for the problem's size (:func:`resolve`)."""
+    cfg = resolve(cfg, dense=width is not None, n=p.real.shape[0])
     st = init(p, rng, cfg)
     return lax.while_loop(lambda s: ~s.done, lambda s: step(s, p, rng, max_iters, width, cfg), st)
 
