@@ -56,7 +56,9 @@ class ShardedGraph(_Sharded):
     """An undirected weighted graph whose stored entries are split over the devices of a mesh axis.
 
     Entry j of device d is ``(src[d, j], dst[d, j], weights[d, j])``, both
-    ids global, ``src`` in device d's vertex range; padding has ``src =
+    ids global, ``src`` in device d's vertex range, in source order (each row
+    contiguous, as ``from_edges`` and :func:`shard` make them: the sharded
+    Louvain relies on it); padding has ``src =
     dst = vertex_cap`` and weight 0. Every edge {u, v} with u != v is stored
     twice, as (u, v) on u's device and (v, u) on v's.
 
