@@ -296,7 +296,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     gains = (jnp.float32(0 if large else threshold), jnp.float32(threshold_large if large else 0))
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
     comm, q1, it, moves, status1, pcs, pcd, pw, count = _sh.level_one(
-        sg, jnp.float32(resolution), *gains, max_iters=passes)
+        sg, jnp.float32(resolution), *gains, max_iters=passes, cfg=rest["config"])
     coarse, dense = _sh.coarse_graph(pcs, pcd, pw, count, np.asarray(comm)[:n])
     n_it = int(it)
     one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
@@ -317,7 +317,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
         start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
         start[:n] = labels
         comm2, q2, it2, moves2, status2 = _sh.level_one(sg, jnp.float32(resolution), *gains, jax.device_put(start),
-                                                        max_iters=passes, coarsen=False)
+                                                        max_iters=passes, coarsen=False, cfg=rest["config"])
         labels = np.unique(np.asarray(comm2)[:n], return_inverse=True)[1].astype(np.int32)
         q = q2
         refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])

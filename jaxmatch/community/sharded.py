@@ -9,11 +9,13 @@ levels run on one device with :func:`jaxmatch.louvain`.
 ``k`` and the community totals ``tot`` are replicated. A sweep:
 
 1. each device groups its entries (u, v), u != v, by (u, C(v)) and sums
-   each group: e_{u->c}, for the vertices u it owns. The entries are in
-   source order, so one stable sort by C(v) makes each group one run (a
-   radix sort of key-value pairs on a GPU, as the one-device solver's
-   buckets do; the two-key sort it replaced made a pass 14x slower than
-   the one-device solver on a planted-partition graph: RESULTS, session 25);
+   each group: e_{u->c}, for the vertices u it owns, with the one-device
+   solver's grouping (:func:`jaxmatch.community.moves._group_shift` when
+   the device's widest row holds at most ``Config.shift_max`` entries on a
+   GPU, ``CPU_SHIFT_MAX`` elsewhere, else
+   :func:`~jaxmatch.community.moves._group_sort`: the entries are in source
+   order, so one stable sort by C(v) makes each pair one run; RESULTS,
+   session 25, has what the two-key sort it replaced cost);
 2. u moves to the community c != C(u) of largest gain (ties to the smallest
    id) when its gain beats staying,
    ``e_{u->c} - resolution k_u tot_c / 2m > e_{u->C(u)\\{u}} - resolution k_u (tot_{C(u)} - k_u) / 2m``
@@ -60,16 +62,23 @@ from jax.sharding import PartitionSpec as P
 
 from jaxmatch._ops import CONVERGED, MAX_ITERS, prefix, segment_argmin, take
 from jaxmatch.community.aggregation import _heads
-from jaxmatch.community.buckets import stable_sort_with_positions
+from jaxmatch.community.config import Config
+from jaxmatch.community.moves import _group_shift, _group_sort
 from jaxmatch.community.modularity import _intra, degrees
+
+#: off the GPU, rows up to this wide are grouped in place (XLA's CPU key-value sort took 0.55 s for
+#: 2M entries, and level one of a 2^20-edge planted-partition graph 15.2 s by sorts, 1.6 s so: RESULTS,
+#: session 25); on the GPU ``Config.shift_max``, as the one-device solver's buckets
+CPU_SHIFT_MAX = 256
 
 #: a pass moves the vertices of id % GROUPS == 0, then 1, ...: fewer neighbours move together
 #: (measured on the bundled graphs: 4 groups stayed closest to the one-device modularity; RESULTS, session 16)
 GROUPS = 4
 
 
-@partial(jax.jit, static_argnames=("max_iters", "coarsen"))
-def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int, coarsen: bool = True):
+@partial(jax.jit, static_argnames=("max_iters", "coarsen", "cfg"))
+def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int, coarsen: bool = True,
+              cfg: Config = Config()):
     """Local moving on the input graph under shard_map: (comm [V], Q, passes, moves [max_iters], status,
     and with ``coarsen`` the coarse pairs [D, entry_cap] x 3 and their counts [D]), the pairs sharded,
     the rest replicated. From singletons (level one), or from the labels ``start`` [V] (< V for the
@@ -92,6 +101,16 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         k_own = lax.dynamic_slice(k, (lo,), (R,))
         u_loc = jnp.where(off, src - lo, R)
 
+        # rows are contiguous (entries in source order): the widest row's span decides the grouping
+        span = jax.ops.segment_sum(valid.astype(jnp.int32), jnp.where(valid, src - lo, R), R + 1)[:R]
+        width = jnp.max(span, initial=0)
+        shift = cfg._replace(shift_max=cfg.shift_max if jax.default_backend() == "gpu"
+                             else max(cfg.shift_max, CPU_SHIFT_MAX))
+        wide = width > shift.shift_max
+        wo, none = jnp.where(off, w, 0), jnp.zeros(E, jnp.int32)
+        group_sort = partial(_group_sort, n_cap=V)
+        group_shift = partial(_group_shift, width=width, cfg=shift)
+
         def totals(comm):
             return jax.ops.segment_sum(k, comm, V), jax.ops.segment_sum(real.astype(jnp.int32), comm, V)
 
@@ -104,22 +123,17 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         def sweep(comm, tot, size, group):
             """Part of a pass: the owned vertices of this id group choose and make their moves."""
             cv = jnp.where(off, take(comm, dst, V), V)
-            kc, perm = stable_sort_with_positions(cv, V)     # entries are in source order: by (C(v), u)
-            ku, ws = u_loc[perm], jnp.where(off, w, 0)[perm]
-            run = prefix(_heads(ku, kc), dtype=jnp.int32) - 1
-            e = jax.ops.segment_sum(ws, run, E)
-            ru = jax.ops.segment_min(ku, run, E)
-            rc = jax.ops.segment_min(kc, run, E)
-            live = ru < R
+            sc, srid, _, head, e = lax.cond(wide, group_sort, group_shift, cv, u_loc, wo, none, off)
+            live = head & (srid < R)                       # each (u, C(v)) pair once, at its head
             a_own = lax.dynamic_slice(comm, (lo,), (R,))
-            a = take(a_own, ru, V)
-            k_u = take(k_own, ru, 0)
-            own_e = jax.ops.segment_sum(jnp.where(live & (rc == a), e, 0), jnp.where(live, ru, R), R)
+            a = take(a_own, srid, V)
+            k_u = take(k_own, srid, 0)
+            own_e = jax.ops.segment_sum(jnp.where(live & (sc == a), e, 0), jnp.where(live, srid, R), R)
             stay = own_e - resolution * inv * k_own * (take(tot, a_own, 0) - k_own)
             alone = take(size, a, 0) == 1
-            ok = live & (rc != a) & ~(alone & (take(size, rc, 0) == 1) & (rc > a))
-            gain = e - resolution * inv * k_u * take(tot, rc, 0)
-            best, target = segment_argmin(jnp.where(ok, -gain, jnp.inf), rc, jnp.where(live, ru, R), R)
+            ok = live & (sc != a) & ~(alone & (take(size, sc, 0) == 1) & (sc > a))
+            gain = e - resolution * inv * k_u * take(tot, sc, 0)
+            best, target = segment_argmin(jnp.where(ok, -gain, jnp.inf), sc, jnp.where(live, srid, R), R)
             move = (mine % GROUPS == group) & (mine < n) & (best < jnp.inf) & (-best > stay)
             new = lax.all_gather(jnp.where(move, target, a_own), axis, tiled=True)
             return (new, *totals(new)), lax.psum(jnp.sum(move, dtype=jnp.int32), axis)
