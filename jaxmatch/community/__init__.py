@@ -297,7 +297,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
     comm, q1, it, moves, status1, pcs, pcd, pw, count = _sh.level_one(
         sg, jnp.float32(resolution), *gains, max_iters=passes, cfg=rest["config"])
-    coarse, dense = _sh.coarse_graph(pcs, pcd, pw, count, np.asarray(comm)[:n])
+    coarse, dense = _sh.coarse_graph(pcs, pcd, pw, comm, n)
     n_it = int(it)
     one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
                vertices=np.array([n], np.int32), communities=int(coarse.n),
@@ -330,11 +330,13 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
                  moves=np.concatenate([pad(one["moves"]), pad(rm)]),
                  vertices=np.concatenate([one["vertices"], np.asarray(r.stats["vertices"])]))
     # as on one device, a level's iteration cap counts in the last stage only (the refinement, if any)
-    status = jnp.where(r.status == Status.MAX_LEVELS, r.status, status2) if refine else r.status
+    # (on the host: the coarse levels ran on one device, level one and the refinement on the mesh)
+    status = int(r.status) if not refine or int(r.status) == Status.MAX_LEVELS else int(status2)
     res = LouvainResult(jax.device_put(labels),
                         jax.device_put(np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])),
-                        q, jnp.concatenate([jnp.reshape(q1, (1,)), jnp.asarray(r.level_modularity)]),
-                        status, stats)
+                        jnp.asarray(np.asarray(q)),
+                        jnp.asarray(np.concatenate([np.reshape(q1, (1,)), np.asarray(r.level_modularity)])),
+                        jnp.int32(status), stats)
     return settle("louvain", res, throw)
 
 
