@@ -330,13 +330,12 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
                  moves=np.concatenate([pad(one["moves"]), pad(rm)]),
                  vertices=np.concatenate([one["vertices"], np.asarray(r.stats["vertices"])]))
     # as on one device, a level's iteration cap counts in the last stage only (the refinement, if any)
-    # (on the host: the coarse levels ran on one device, level one and the refinement on the mesh)
+    # on the host: the coarse levels ran on one device, level one and the refinement on the mesh
     status = int(r.status) if not refine or int(r.status) == Status.MAX_LEVELS else int(status2)
-    res = LouvainResult(jax.device_put(labels),
-                        jax.device_put(np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])),
-                        jnp.asarray(np.asarray(q)),
-                        jnp.asarray(np.concatenate([np.reshape(q1, (1,)), np.asarray(r.level_modularity)])),
-                        jnp.int32(status), stats)
+    levels = np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])
+    level_q = np.concatenate([np.reshape(q1, (1,)), r.level_modularity])
+    res = LouvainResult(jax.device_put(labels), jax.device_put(levels), jnp.asarray(np.asarray(q)),
+                        jnp.asarray(level_q), jnp.int32(status), stats)
     return settle("louvain", res, throw)
 
 
