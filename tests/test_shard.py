@@ -165,14 +165,16 @@ def test_sharded_louvain_on_one_device(mesh):
     from jaxmatch.certify import check_modularity, check_partition
     for name, gap in (("facebook", 1e-3),):
         g = jaxmatch.datasets.load(name).graph
-        got = jaxmatch.louvain(jaxmatch.shard(g, mesh))
+        sg = jaxmatch.shard(g, mesh)
+        got = jaxmatch.louvain(sg)
         check_partition(g, np.asarray(got.labels))
         check_modularity(g, np.asarray(got.labels), float(got.modularity), rtol=1e-5)
         solo = float(jaxmatch.louvain(g).modularity)
         assert float(got.modularity) >= (1 - gap) * solo, (name, float(got.modularity), solo)
         assert got.stats["vertices"][0] == int(g.n) and got.level_modularity.shape == (got.stats["levels"],)
-    g = jaxmatch.datasets.load("karate").graph
-    first = jaxmatch.louvain(jaxmatch.shard(g, mesh), max_levels=1, throw=False)
+    g = jaxmatch.datasets.load("karate").graph    # in the capacities above: level one compiled once
+    caps = dict(vertex_capacity=sg.vertex_cap, entry_capacity=sg.entry_cap)
+    first = jaxmatch.louvain(jaxmatch.shard(g, mesh, **caps), max_levels=1, throw=False)
     assert first.stats["levels"] == 1 and first.status_name == "hit max_levels"
     check_modularity(g, np.asarray(first.labels), float(first.modularity), rtol=1e-5)
     with pytest.raises(GraphInputError, match="resolution"):
