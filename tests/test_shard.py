@@ -213,3 +213,28 @@ def test_sharded_suitor_stops_at_max_iters(mesh):
     assert res.status_name == "hit max_iters" and int(res.stats["rounds"]) == 1
     with pytest.raises(jaxmatch.SolverError):
         jaxmatch.suitor(sg, max_iters=1)
+
+
+def test_coarse_graph_is_the_graph_of_the_communities(mesh):
+    """The sharded Louvain's coarse graph, merged on the device, is the graph of level one's
+    communities as the host builds it from the input's edges (each edge {u, v} becomes
+    {C(u), C(v)}, repeats summed, an intra-community edge a loop), ids dense by rank; same CSR, same
+    weights to float32 rounding, and the label of each vertex its community's rank."""
+    import jax.numpy as jnp
+
+    from jaxmatch.community import sharded as shl
+    rng = np.random.default_rng(4)
+    n, m = 90, 400
+    u, v = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.random(m).astype(np.float32)
+    sg = ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh)
+    comm, *_, pcs, pcd, pw, count = shl.level_one(sg, jnp.float32(1), jnp.float32(0), jnp.float32(0), max_iters=3)
+    got, dense = shl.coarse_graph(pcs, pcd, pw, comm, n)
+    ids, want_dense = np.unique(np.asarray(comm)[:n], return_inverse=True)
+    assert np.array_equal(dense, want_dense) and int(got.n) == ids.size < n
+    want = jaxmatch.Graph.from_edges(want_dense[u], want_dense[v], w, n=ids.size)
+    assert (got.vertex_cap, got.entry_cap, int(got.n_edges), int(got.n_entries)) == \
+        (want.vertex_cap, want.entry_cap, int(want.n_edges), int(want.n_entries))
+    for a in ("indptr", "indices", "src"):
+        assert np.array_equal(np.asarray(getattr(got.adj, a)), np.asarray(getattr(want.adj, a))), a
+    np.testing.assert_allclose(np.asarray(got.adj.weights), np.asarray(want.adj.weights), rtol=1e-5)
