@@ -262,8 +262,9 @@ def test_max_flow_with_push_kernel():
     genrmf, random multi-terminal networks with parallel arcs and self-loops, a long path and
     capacities near 2**31 (the prefix sums' wrap-around): the value equals scipy's, and the flow and
     cut certificates hold; a few rounds per launch and tiles narrower than the rows (the forward
-    arcs' priority then per tile) change nothing of that, nor does a degree bound that sends the
-    networks with longer rows (here the random ones) to the XLA steps. A round cap shows as MAX_ITERS."""
+    arcs' priority then per tile) change nothing of that, nor do one-program launches for queues of
+    at most 8 vertices (Config.solo), nor a degree bound that sends the networks with longer rows
+    (here the random ones) to the XLA steps. A round cap shows as MAX_ITERS."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import maximum_flow
 
@@ -280,7 +281,7 @@ def test_max_flow_with_push_kernel():
         cases.append((tail, head, cap, n, [0, 1], [38, 39]))
     path = np.arange(49)
     cases.append((path, path + 1, np.full(49, 3), 50, [0], [49]))
-    knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3),
+    knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3, solo=8),
              bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2, push_max_degree=12),
              bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=False)]
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
@@ -331,7 +332,8 @@ def test_bfs_kernel_default():
 
 def test_bfs_kernel_is_refused_under_vmap():
     """The persistent kernel asked for explicitly under vmap: a clear error (a batched launch could
-    not keep all its programs resident for the grid barrier); the default runs the XLA levels."""
+    not keep all its programs resident for the grid barrier); the default runs the XLA levels. A
+    Config.solo that is not an int >= 0 is refused too."""
     import jaxmatch
     from experiments.generators import genrmf
     from jaxmatch.flow import FlowNetwork, max_flow
@@ -345,6 +347,9 @@ def test_bfs_kernel_is_refused_under_vmap():
         jax.vmap(lambda net: max_flow(net, 0, 26, kernel=bfs_level.Config(block=4, width=2)))(batch)
     out = jax.vmap(lambda net: max_flow(net, 0, 26))(batch)
     assert out.flow_value.tolist() == values and np.all(np.asarray(out.status) == 0)
+    for bad in (-1, 2.0, True):      # and a knob out of range, before tracing
+        with pytest.raises(jaxmatch.GraphInputError, match="Config.solo"):
+            max_flow(nets[0], 0, 26, kernel=bfs_level.Config(solo=bad))
 
 
 # ---------------------------------------------------------------------------
@@ -451,7 +456,11 @@ def test_push_rounds_keep_the_queue_exact(from_push):
     """The push kernel alone (interpret mode), launches of 1-4 rounds from a global relabel's state
     on genrmf: after each launch the queue holds every active vertex exactly once, excess is
     conserved, and the labels stay valid (h(u) <= h(w) + 1 on every residual arc between
-    non-terminals); also with the relabel phase taking the push phase's minimum."""
+    non-terminals); also with the relabel phase taking the push phase's minimum. With Config.solo the
+    launches alternate as the solver's do (one program while the queue holds at most ``solo``
+    vertices, the grid otherwise), and each stops by its rule: the one-program launch once the
+    queue outgrows ``solo``, the grid's once it falls to ``solo // 2`` (or the queue empties, or the
+    launch's rounds ran)."""
     import jax.numpy as jnp
 
     from experiments.generators import genrmf
@@ -477,14 +486,20 @@ def test_push_rounds_keep_the_queue_exact(from_push):
     src_row, dst_row = np.asarray(net.res.src), np.asarray(net.res.indices)
     inside = (src_row < n) & (dst_row < n)
     src_row, dst_row = np.where(inside, src_row, 0), np.where(inside, dst_row, 0)
-    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=from_push)
-    stamp, done = jnp.full(vc, 2**31 - 1, jnp.int32), 0
-    for rounds in (1, 3, 2, 4, 1, 3, 4, 2):
+    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=from_push, solo=4)
+    stamp, done, kinds = jnp.full(vc, 2**31 - 1, jnp.int32), 0, set()
+    for rounds in (1, 3, 2, 4, 1, 3, 4, 2, 4, 4, 4, 4):
+        solo = count <= cfg.solo
         o = push_flow.push_rounds(jnp.concatenate([queue, jnp.full(vc, vc, jnp.int32)]), count, rc, ex, h, stamp,
                                   net.res.indptr, net.res.indices, net.res_rev, net.res_forward.astype(jnp.int32),
                                   term.astype(jnp.int32), n=n, round_id=done + 1, room=1e9, max_rounds=rounds,
-                                  cfg=cfg, interpret=True)
-        rc, ex, h, stamp, count, done = o.rc, o.excess, o.height, o.stamp, int(o.count), done + int(o.rounds)
+                                  cfg=cfg, interpret=True, solo=solo)
+        ran = int(o.rounds)
+        assert 1 <= ran <= rounds and int(o.count) >= 0
+        if ran < rounds and int(o.count) > 0:     # stopped by its rule
+            assert int(o.count) > cfg.solo if solo else int(o.count) <= cfg.solo // 2, (solo, int(o.count))
+        kinds.add(solo)
+        rc, ex, h, stamp, count, done = o.rc, o.excess, o.height, o.stamp, int(o.count), done + ran
         queue = jax.lax.dynamic_slice(o.buf, (o.side * vc,), (vc,))
         e, hh = np.asarray(ex), np.asarray(h)
         active = np.flatnonzero((e > 0) & (hh < n) & ~np.asarray(term))
@@ -494,7 +509,7 @@ def test_push_rounds_keep_the_queue_exact(from_push):
         assert np.all(hh[src_row[real]] <= hh[dst_row[real]] + 1)
         if count == 0:
             break
-    assert int(o.rounds) >= 1
+    assert kinds == {False, True}, kinds
 
 
 @pytest.mark.parametrize("from_push", [False, True])

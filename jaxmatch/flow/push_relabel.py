@@ -337,19 +337,25 @@ def run_phase(net, rc, excess, targets, fixed, n, *, max_iters, k, rungs, search
         # a long row is walked by one program in the kernel, load-balanced over all lanes by the XLA steps
         rows_ok = jnp.max(jnp.where(terminal, 0, deg)) <= kernel.push_max_degree
 
-        def launch(s: PRState) -> PRState:
+        def launch(s: PRState, solo: bool = False) -> PRState:
             o = push_rounds(jnp.concatenate([s.queue, jnp.full(vc, vc, jnp.int32)]), s.count, s.rc, s.excess,
                             s.height, s.owner, net.res.indptr, net.res.indices, net.res_rev, fwd, term, n=n,
                             round_id=s.it + 1, room=s.budget - s.work,
-                            max_rounds=jnp.minimum(kernel.rounds, max_iters - s.it), cfg=kernel, interpret=interpret)
+                            max_rounds=jnp.minimum(kernel.rounds, max_iters - s.it), cfg=kernel, interpret=interpret,
+                            solo=solo)
             return s._replace(rc=o.rc, excess=o.excess, height=o.height, owner=o.stamp, count=o.count,
                               queue=lax.dynamic_slice(o.buf, (o.side * vc,), (vc,)), it=s.it + o.rounds,
                               work=s.work + o.work, pushes=s.pushes + o.pushes, relabels=s.relabels + o.relabels,
                               stalled=s.stalled | o.stalled)
 
+        def either_launch(s: PRState) -> PRState:   # a small queue in one program (Config.solo), else the grid
+            if not kernel.solo:
+                return launch(s)
+            return lax.cond(s.count <= kernel.solo, partial(launch, solo=True), launch, s)
+
         def kernel_body(s: PRState) -> PRState:
             s = relabel_if_due(s)
-            return lax.cond(going(s) & (s.work < s.budget), launch, lambda s: s, s)
+            return lax.cond(going(s) & (s.work < s.budget), either_launch, lambda s: s, s)
 
         def either(s: PRState) -> PRState:   # one of the two for the whole phase (`rows_ok` is fixed)
             return lax.cond(rows_ok, kernel_body, step_body, s)

@@ -117,6 +117,8 @@ class Config(NamedTuple):
     rounds: int = 1024     # push-relabel rounds per launch, at most
     relabel_from_push: bool = True  # max flow: the relabel phase takes the minimum found by the push phase
     match_width: int = 4   # G-PR push rounds: arcs per column per inner step (a power of two)
+    solo: int = 0          # max flow: a queue of at most this many vertices runs in a one-program launch
+                           # (thread barriers, no grid barrier) until it grows past it; 0: off
 
 
 def choose(kernel, x, backend: str | None = None):
@@ -136,6 +138,8 @@ def choose(kernel, x, backend: str | None = None):
     if kernel is not False and not isinstance(kernel, Config):
         raise GraphInputError(f"kernel must be None, a bool or a bfs_level.Config, got {kernel!r}")
     if kernel:
+        if isinstance(kernel.solo, bool) or not isinstance(kernel.solo, int) or kernel.solo < 0:
+            raise GraphInputError(f"Config.solo must be an int >= 0, got {kernel.solo!r}")
         threads = 32 * kernel.num_warps
         for name in ("block", "width", "push_block", "push_width", "match_width", "num_warps"):
             v = getattr(kernel, name)

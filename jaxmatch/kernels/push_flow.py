@@ -89,6 +89,16 @@ with plain loads passed the interpreter's tests and ran certified at
 conserved); its cause was not found, and this design, which ran certified
 at that size, was kept.
 
+**One program for a small queue** (``Config.solo``, off by default: not yet measured on a GPU).
+When the queue holds at most ``solo`` vertices the caller launches this kernel with one program
+(``push_rounds(..., solo=True)``), whose two barriers per round are thread barriers: the push and
+relabel phases are the same code, and one program's threads see each other's global writes
+after a thread barrier (they share the SM's L1), so the argument above holds with the grid
+barrier replaced. That launch stops once the queue outgrows ``solo``; a grid launch stops once it
+falls to ``solo // 2`` (each runs at least one round, so the caller's alternation cannot stall).
+The aim: skip the grid barriers' cost (a round of one vertex cost 7 us with them) on the long
+stretches of small queues of genrmf and road networks; issue 20, to be measured.
+
 The grid barrier and the three rotating counter slots are those of
 :mod:`jaxmatch.kernels.bfs_level` (whose docstring explains the rotation);
 loads of what other programs write (capacities, excesses, heights, the
@@ -133,8 +143,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from jaxmatch._ops import INT_MAX
-from jaxmatch.kernels._pallas import (Config, _add, _append, _atomic_add, _chunks, _claim, _f32, _flat, _grid_sync,
-                                      _i32, _load, _put, _persistent_call, _read, _resident, _store)
+from jaxmatch.kernels._pallas import (Config, _add, _append, _atomic_add, _barrier, _chunks, _claim, _f32, _flat,
+                                      _grid_sync, _i32, _load, _put, _persistent_call, _read, _resident, _store)
 
 STEP_LANES = 1 << 18   # the flow solver's work unit: arcs a step scans for the cost of its fixed overhead
 
@@ -179,7 +189,7 @@ def _take(x, rem):
 
 def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in, ex_in, h_in, st_in, state_in,
             lows_in, buf, rc, excess, height, stamp, state, lows, *, cfg: Config, grid: int, vc: int,
-            interpret: bool):
+            interpret: bool, solo: bool = False):
     del buf_in, rc_in, ex_in, h_in, st_in, state_in, lows_in   # aliased with the outputs
     count0, side0, n, max_rounds, stamp0 = (meta_ref[i] for i in range(5))
     room = room_ref[0]
@@ -285,7 +295,16 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
 
     def go(c):
         count, done, side, work, stalled = c
-        return (count > 0) & (done < max_rounds) & (work < room) & ~stalled
+        # with Config.solo: the one-program launch stops when its queue outgrows it, the grid's when
+        # its queue falls to half of it (the caller then launches the other; each runs >= 1 round)
+        fits = (count <= cfg.solo) if solo else (count > cfg.solo // 2) | (done == 0)
+        return (count > 0) & (done < max_rounds) & (work < room) & ~stalled & fits
+
+    def sync(i):
+        if solo:          # one program: a thread barrier orders its threads' global writes and reads
+            _barrier(interpret)
+            return jnp.bool_(True)
+        return _grid_sync(state, _ARRIVED, i * grid, cfg.spin, interpret)
 
     def body(c):
         count, done, side, work, stalled = c
@@ -298,9 +317,9 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
 
         base_in, base_out, rid = side * vc, (1 - side) * vc, stamp0 + done
         chunks(count, partial(push_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, rid=rid))
-        ok1 = _grid_sync(state, _ARRIVED, (2 * done + 1) * grid, cfg.spin, interpret)
+        ok1 = sync(2 * done + 1)
         chunks(count, partial(relabel_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, rid=rid))
-        ok2 = _grid_sync(state, _ARRIVED, (2 * done + 2) * grid, cfg.spin, interpret)
+        ok2 = sync(2 * done + 2)
         nxt = _read(state, _CNT + slot, interpret)
         work = work + 1.0 + _read(state, _ARCS + slot, interpret).astype(jnp.float32) / STEP_LANES
         return nxt, done + 1, 1 - side, work, stalled | ~(ok1 & ok2)
@@ -318,9 +337,10 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         _put(state, _STALLED, 1, interpret)
 
 
-@partial(jax.jit, static_argnames=("cfg", "interpret"))   # eager calls reuse the compiled launch
+@partial(jax.jit, static_argnames=("cfg", "interpret", "solo"))   # eager calls reuse the compiled launch
 def push_rounds(buf, count, rc, excess, height, stamp, indptr, heads, rev, fwd, terminal, *, n, round_id,
-                room, max_rounds, side=0, cfg: Config = Config(), interpret: bool = False) -> Rounds:
+                room, max_rounds, side=0, cfg: Config = Config(), interpret: bool = False,
+                solo: bool = False) -> Rounds:
     """Run push-relabel rounds over the queue ``buf[side * vertex_cap:][:count]`` in one launch.
 
     ``buf`` [2 * vertex_cap] int32 (the other half scratch); ``rc`` [2 * arc_cap], ``excess``, ``height``
@@ -330,15 +350,17 @@ def push_rounds(buf, count, rc, excess, height, stamp, indptr, heads, rev, fwd, 
     ``rev`` and ``fwd`` (1 on arcs of input arcs) int32; ``terminal``
     [vertex_cap] int32 (1: never active). Rounds run until the queue is
     empty, ``max_rounds`` ran, or their work (1 + queued arcs / ``STEP_LANES``
-    each) reaches ``room``. Returns :class:`Rounds`.
+    each) reaches ``room``. With ``Config.solo`` > 0 a ``solo`` launch (one program) runs while the
+    queue holds at most ``solo`` vertices and a grid launch while it holds more than ``solo // 2``.
+    Returns :class:`Rounds`.
     """
     vc = height.shape[0]
-    grid = _resident(cfg, vc, cfg.push_block, interpret)
+    grid = 1 if solo else _resident(cfg, vc, cfg.push_block, interpret)
     meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (count, side, n, max_rounds, round_id)])
     room = jnp.reshape(jnp.asarray(room, jnp.float32), (1,))
     scratch = jnp.zeros(vc if cfg.relabel_from_push else 1, jnp.int32)   # the push phase's minima
     alias = [buf, rc, excess, height, _f32(stamp), jnp.zeros(_STATE, jnp.int32), scratch]
-    out = _persistent_call(partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret),
+    out = _persistent_call(partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret, solo=solo),
                            [meta, room, indptr, heads, rev, fwd, terminal], alias, grid=grid, cfg=cfg,
                            interpret=interpret)
     buf, rc, excess, height, stamp, st, _ = out
