@@ -61,6 +61,7 @@ from jax import lax
 from jax.sharding import PartitionSpec as P
 
 from jaxmatch._ops import CONVERGED, MAX_ITERS, prefix, segment_argmin, take
+from jaxmatch._validate import _float_dtype
 from jaxmatch.community.aggregation import _heads, aggregate
 from jaxmatch.community.buckets import Level
 from jaxmatch.community.config import Config
@@ -205,7 +206,7 @@ def _graph(level, n_coarse, pairs, *, vc: int, ec: int):
     fit = lambda x: x[:ec] if size >= ec else jnp.pad(x, (0, ec - size))   # noqa: E731
     real = jnp.arange(ec) < pairs
     src, dst = jnp.where(real, fit(level.src), vc), jnp.where(real, fit(level.dst), vc)
-    w = jnp.where(real, fit(level.w), 0).astype(jnp.float32)
+    w = jnp.where(real, fit(level.w), 0).astype(_float_dtype())      # as Graph.from_edges stores them
     rows = jax.ops.segment_sum(real.astype(jnp.int32), src, vc)
     indptr = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(rows, dtype=jnp.int32)])
     edges = jnp.sum(real & (src <= dst), dtype=jnp.int32)
