@@ -228,8 +228,9 @@ def test_coarse_graph_is_the_graph_of_the_communities(mesh):
     u, v = rng.integers(0, n, m), rng.integers(0, n, m)
     w = rng.random(m).astype(np.float32)
     sg = ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh)
-    comm, *_, pcs, pcd, pw, count = shl.level_one(sg, jnp.float32(1), jnp.float32(0), jnp.float32(0), max_iters=3)
-    got, dense = shl.coarse_graph(pcs, pcd, pw, comm, n)
+    comm, *_, to_coarse, n_coarse, pcs, pcd, pw, count = shl.level_one(sg, jnp.float32(1), jnp.float32(0),
+                                                                       jnp.float32(0), max_iters=3)
+    got, dense = shl.coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n)
     ids, want_dense = np.unique(np.asarray(comm)[:n], return_inverse=True)
     assert np.array_equal(dense, want_dense) and int(got.n) == ids.size < n
     want = jaxmatch.Graph.from_edges(want_dense[u], want_dense[v], w, n=ids.size)

@@ -211,9 +211,9 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     large = n > large_graph      # the input level's stopping rule, as the one-device solver's
     gains = (jnp.float32(0 if large else threshold), jnp.float32(threshold_large if large else 0))
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
-    comm, q1, it, moves, status1, pcs, pcd, pw, count = _sh.level_one(
+    comm, q1, it, moves, status1, *pairs = _sh.level_one(
         sg, jnp.float32(resolution), *gains, max_iters=passes, cfg=rest["config"])
-    coarse, dense = _sh.coarse_graph(pcs, pcd, pw, comm, n)
+    coarse, dense = _sh.coarse_graph(*pairs, n)
     n_it = int(it)
     one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
                vertices=np.array([n], np.int32), communities=int(coarse.n),

@@ -35,11 +35,12 @@ levels run on one device with :func:`jaxmatch.louvain`.
    that lowers Q is undone and ends the level (at most ``max_iters``
    passes).
 
-**Aggregation.** Each device maps its entries to (C(u), C(v)) pairs and merges
-repeats with a sort (a loop's weight doubled, so that the coarse graph keeps
-every degree and Q); the merged pairs of all devices go through the host into
-one :class:`jaxmatch.Graph` of the communities (repeated pairs of different
-devices summed), on which :func:`jaxmatch.louvain` runs the other levels
+**Aggregation.** Each device aggregates its entries as the one-device solver
+aggregates a level (:func:`jaxmatch.community.aggregation.aggregate`: pairs of
+coarse ids, repeats merged); the merged pairs of all devices go to the mesh's
+first device, where the same aggregation merges the repeats of different
+devices into one :class:`jaxmatch.Graph` of the communities, on which
+:func:`jaxmatch.louvain` runs the other levels
 (without its refinement). With ``refine`` the final partition is then refined
 on the input graph, as the one-device solver does: the same sharded moves,
 started from the final labels instead of singletons. So
@@ -60,9 +61,9 @@ import numpy as np
 from jax import lax
 from jax.sharding import PartitionSpec as P
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS, prefix, segment_argmin, take
+from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, segment_argmin, take
 from jaxmatch._validate import _float_dtype
-from jaxmatch.community.aggregation import _heads, aggregate
+from jaxmatch.community.aggregation import aggregate, coarse_ids
 from jaxmatch.community.buckets import Level
 from jaxmatch.community.config import Config
 from jaxmatch.community.moves import _group_shift, _group_sort
@@ -82,8 +83,9 @@ GROUPS = 4
 def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int, coarsen: bool = True,
               cfg: Config = Config()):
     """Local moving on the input graph under shard_map: (comm [V], Q, passes, moves [max_iters], status,
-    and with ``coarsen`` the coarse pairs [D, entry_cap] x 3 and their counts [D]), the pairs sharded,
-    the rest replicated. From singletons (level one), or from the labels ``start`` [V] (< V for the
+    and with ``coarsen`` the coarse id of each vertex [V], the communities, and each device's entries
+    as merged pairs of coarse ids [D, entry_cap] x 3 with their counts [D]), the pairs sharded, the
+    rest replicated. From singletons (level one), or from the labels ``start`` [V] (< V for the
     vertices < n): the refinement of the final partition. A pass needs a gain of at least
     ``max(threshold, relative * |Q|)`` for another one."""
     D, V = sg.shards, sg.vertex_cap
@@ -164,37 +166,25 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
 
         if not coarsen:
             return comm, q, it, moves, status
-        # the coarse pairs of this device's entries, repeats merged, first `count` slots
-        cs = jnp.where(valid, take(comm, src, V), V)
-        cd = jnp.where(valid, take(comm, dst, V), V)
-        ks, kd, kw = lax.sort((cs, cd, jnp.where(src == dst, 2 * w, w)), num_keys=2)
-        head = _heads(ks, kd) & (ks < V)
-        slot = prefix(head, dtype=jnp.int32) - 1
-        run = jnp.where(head, slot, E)
-        pw = jax.ops.segment_sum(kw, jnp.where(ks < V, slot, E), E)
-        pcs = jnp.full(E, V, jnp.int32).at[run].set(ks, mode="drop")
-        pcd = jnp.full(E, V, jnp.int32).at[run].set(kd, mode="drop")
-        count = jnp.sum(head, dtype=jnp.int32)
-        return comm, q, it, moves, status, pcs[None], pcd[None], pw[None], count[None]
+        # this device's entries as pairs of coarse ids, repeats merged, first ``count`` slots (the
+        # one-device solver's aggregation of a level)
+        to_coarse, n_coarse = coarse_ids(comm, real)
+        lv = aggregate(Level(src, dst, w, n), to_coarse, n_coarse, E)
+        count = jnp.sum(lv.src < V, dtype=jnp.int32)
+        return comm, q, it, moves, status, to_coarse, n_coarse, lv.src[None], lv.dst[None], lv.w[None], count[None]
 
-    out = (P(),) * 5 + ((P(axis),) * 4 if coarsen else ())
+    out = (P(),) * 5 + ((P(),) * 2 + (P(axis),) * 4 if coarsen else ())
     f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis),) * 3 + (P(),) * 5, out_specs=out, check_vma=False)
     return f(sg.src, sg.dst, sg.weights, sg.n, resolution, threshold, relative, start)
 
 
-@partial(jax.jit, static_argnames=("size",))
-def _merge_pairs(pcs, pcd, pw, comm, n, *, size: int):
-    """On one device: the devices' merged pairs [size] renumbered to dense community ids (rank of the
-    id among the non-empty communities) and merged again across devices by the one-device solver's
-    aggregation (:func:`jaxmatch.community.aggregation.aggregate`): (Level in the input's
-    capacity, communities, pairs, dense label of each vertex)."""
-    V = comm.shape[0]
-    used = jax.ops.segment_sum((jnp.arange(V) < n).astype(jnp.int32), comm, V) > 0
-    to_dense = jnp.where(used, prefix(used, dtype=jnp.int32) - 1, V)     # community id -> dense id
-    cs, cd, w = pcs.reshape(-1), pcd.reshape(-1), pw.reshape(-1)
-    level = aggregate(Level(cs, cd, jnp.where(cs == cd, w / 2, w), n), to_dense,
-                      jnp.sum(used, dtype=jnp.int32), size)
-    return level, level.n, jnp.sum(level.src < V, dtype=jnp.int32), take(to_dense, comm, V)
+@partial(jax.jit, static_argnames=("vertex_cap",))
+def _merge(cs, cd, w, n_coarse, *, vertex_cap: int):
+    """On one device: the devices' merged pairs [D, k] (ids < ``vertex_cap``, the sentinel) merged
+    across devices by the same aggregation, ids unchanged: (Level of D k entries, pairs)."""
+    ids = jnp.arange(vertex_cap, dtype=jnp.int32)
+    level = aggregate(Level(cs.reshape(-1), cd.reshape(-1), w.reshape(-1), n_coarse), ids, n_coarse, cs.size)
+    return level, jnp.sum(level.src < vertex_cap, dtype=jnp.int32)
 
 
 @partial(jax.jit, static_argnames=("vc", "ec"))
@@ -207,24 +197,25 @@ def _graph(level, n_coarse, pairs, *, vc: int, ec: int):
     real = jnp.arange(ec) < pairs
     src, dst = jnp.where(real, fit(level.src), vc), jnp.where(real, fit(level.dst), vc)
     w = jnp.where(real, fit(level.w), 0).astype(_float_dtype())      # as Graph.from_edges stores them
-    rows = jax.ops.segment_sum(real.astype(jnp.int32), src, vc)
-    indptr = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(rows, dtype=jnp.int32)])
+    indptr = offsets(jax.ops.segment_sum(real.astype(jnp.int32), src, vc))
     edges = jnp.sum(real & (src <= dst), dtype=jnp.int32)
     return Graph(adj=CSR(indptr, dst, src, w), n=n_coarse, n_edges=edges, n_entries=pairs,
                  vertex_cap=vc, entry_cap=ec, weighted=True)
 
 
-def coarse_graph(pcs, pcd, pw, comm, n):
-    """The graph of the communities (numbered by rank of their ids, as ``np.unique(labels)``) from the
-    devices' merged pairs (both directions of every edge, loops doubled): on the first device of the
-    mesh, the pairs merged across devices, the result in the capacities ``Graph.from_edges`` would
-    choose; two counts and the labels cross to the host. Returns (Graph, the dense label of each vertex [n],
-    a NumPy array). (Building it on the host took 3.1-3.5 s of a 4.3 s run on an H100 at 2^24 edges:
-    RESULTS, session 25.)"""
+def coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n):
+    """The graph of level one's communities (numbered by rank of their ids, as ``np.unique(labels)``)
+    from the devices' merged pairs (:func:`level_one`): each device's first ``max(count)`` slots go
+    to the mesh's first device and are merged there as the one-device solver aggregates a level;
+    the result in the capacities ``Graph.from_edges`` would choose. One device holds the distinct
+    pairs, not the input's entries; the counts and the labels cross to the host. Returns (Graph, the
+    dense label of each vertex [n], a NumPy array). (Building it on the host took 3.1-3.5 s of a
+    4.3 s run on an H100 at 2^24 edges: RESULTS, session 25.)"""
     from jaxmatch.graph import next_pow2
+    k = next_pow2(int(np.max(np.asarray(count))))
     one = min(pcs.sharding.device_set, key=lambda d: d.id)
-    pcs, pcd, pw, comm = (jax.device_put(x, one) for x in (pcs, pcd, pw, comm))
-    level, n_coarse, pairs, dense = _merge_pairs(pcs, pcd, pw, comm, n, size=pcs.size)
+    cs, cd, w = (jax.device_put(x[:, :k], one) for x in (pcs, pcd, pw))
+    level, pairs = _merge(cs, cd, w, jax.device_put(n_coarse, one), vertex_cap=to_coarse.shape[0])
     nc, m = int(n_coarse), int(pairs)
-    g = _graph(level, n_coarse, pairs, vc=next_pow2(nc), ec=next_pow2(m))
-    return g, np.asarray(dense)[:n].astype(np.int32)
+    g = _graph(level, level.n, pairs, vc=next_pow2(nc), ec=next_pow2(m))
+    return g, np.asarray(to_coarse)[:n].astype(np.int32)
