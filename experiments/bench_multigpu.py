@@ -80,6 +80,8 @@ def main():
                         "(how much of the weak-scaling loss the larger graph alone costs)")
     p.add_argument("--louvain-big", type=int, default=0,
                    help="louvain_sharded: then one graph of this many edges on all devices (0: none)")
+    p.add_argument("--louvain-big-repeats", type=int, default=1,
+                   help="louvain_sharded: warm runs of the --louvain-big graph (0: the first call's time)")
     p.add_argument("--louvain-edges-per-device", type=int, default=None,
                    help="louvain_sharded: edges per device (default --edges-per-device)")
     p.add_argument("--matching-method", default="apfb", choices=("apfb", "apsb", "graft"),
@@ -206,12 +208,13 @@ def sharded(family, args, devs, counts):
             return jaxmatch.louvain(g)
         return jaxmatch.suitor(g) if suitor else jaxmatch.maximum_matching(g, method=args.matching_method)
 
-    def run(u, v, w, n, k, mode):
+    def run(u, v, w, n, k, mode, repeats=None):
         mesh = Mesh(np.array(devs[:k]), ("d",))
         t = time.perf_counter()
         sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=mesh) if suitor or louvain else \
             jaxmatch.ShardedBipartiteGraph.from_edges(u, v, n, n, mesh=mesh)
         build_s = time.perf_counter() - t
+        print(f"{mode}: {u.size:,} edges on {k} devices built in {build_s:.1f} s", flush=True)
         t = time.perf_counter()
         low = _shw.solve.lower(sg, np.int32(2**31 - 1)) if suitor else \
             _shl.level_one.lower(sg, np.float32(1), np.float32(0), np.float32(1e-2), max_iters=100) if louvain else \
@@ -225,12 +228,12 @@ def sharded(family, args, devs, counts):
         jax.block_until_ready(res)
         first = time.perf_counter() - t
         warm = []
-        for _ in range(args.repeats):
+        for _ in range(args.repeats if repeats is None else repeats):
             t = time.perf_counter()
             jax.block_until_ready(solve(sg))
             warm.append(time.perf_counter() - t)
         row = dict(family=family, mode=mode, edges=int(u.size), n=int(n), devices=k, build_s=build_s,
-                   compile_s=compile_s, first_s=first, warm_s=statistics.median(warm), warm_runs_s=warm,
+                   compile_s=compile_s, first_s=first, warm_s=statistics.median(warm or [first]), warm_runs_s=warm,
                    bytes_per_edge_per_device=per_dev / (u.size / k))
         if louvain:
             row.update(modularity=float(res.modularity), levels=int(res.stats["levels"]),
@@ -300,7 +303,8 @@ def sharded(family, args, devs, counts):
         t = time.perf_counter()
         u, v, w, n = graph(np.random.default_rng(99), args.louvain_big)
         gen_s = time.perf_counter() - t
-        row, _ = run(u, v, w, n, len(devs), "big")
+        print(f"big: generated in {gen_s:.1f} s", flush=True)
+        row, _ = run(u, v, w, n, len(devs), "big", args.louvain_big_repeats)
         small_q = rows[0]["unsharded_s"]["modularity"]
         row.update(generate_s=gen_s, one_device_modularity_smaller_graph=small_q, efficiency=float("nan"),
                    modularity_vs_one_device=row["modularity"] / small_q - 1)

@@ -98,6 +98,36 @@ for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one c
     check_partition(g, np.asarray(got.levels[-1]))        # the last level; labels add the refinement
     assert got.status_name == "converged"
     checked += 1
+# a random graph whose level one leaves more pairs than a device's share: the coarse graph stays on the
+# mesh, split by coarse source ranges, entry for entry the ShardedGraph of the communities' edges
+import jax.numpy as jnp
+from jaxmatch.community import sharded as shl
+n, m = 300, 700
+u, v = rng.integers(0, n, m), rng.integers(0, n, m)
+w = rng.random(m).astype(np.float32)
+sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=line)
+comm, *_, to_coarse, n_coarse, pcs, pcd, pw, count = shl.level_one(sg, jnp.float32(1), jnp.float32(0),
+                                                                   jnp.float32(0), max_iters=3)
+got, dense = shl.coarse_sharded(sg, to_coarse, n_coarse, pcs, pcd, pw, count, n)
+ids, want_dense = np.unique(np.asarray(comm)[:n], return_inverse=True)
+assert np.array_equal(dense, want_dense) and int(got.n) == ids.size
+want = jaxmatch.ShardedGraph.from_edges(want_dense[u], want_dense[v], w, n=ids.size, mesh=line,
+                                        vertex_capacity=got.vertex_cap)
+for d in range(4):
+    k = int(np.sum(np.asarray(want.src)[d] < want.vertex_cap))
+    for a in ("src", "dst"):
+        mine = np.asarray(getattr(got, a))[d]
+        assert np.array_equal(mine[:k], np.asarray(getattr(want, a))[d, :k]) and np.all(mine[k:] == got.vertex_cap)
+    np.testing.assert_allclose(np.asarray(got.weights)[d, :k], np.asarray(want.weights)[d, :k], rtol=1e-5)
+    assert np.all(np.asarray(got.weights)[d, k:] == 0)
+g = jaxmatch.Graph.from_edges(u, v, w, n=n)
+from jaxmatch.community.config import Config
+res = jaxmatch.louvain(sg, config=Config(one_device_entries=64))   # the coarse levels on the mesh too
+check_partition(g, np.asarray(res.labels))
+check_modularity(g, np.asarray(res.labels), float(res.modularity), rtol=1e-5)
+assert res.stats["levels"] >= 3 and res.stats["vertices"][1] == ids.size, res.stats
+assert float(res.modularity) >= 0.95 * float(jaxmatch.louvain(g).modularity)
+checked += 1
 print("ok", checked)
 """
 
@@ -109,10 +139,11 @@ def test_sharded_solvers_on_four_devices_equal_one_device():
     APsB / MS-BFS-Graft on a sharded bipartite graph give the one-device run's matching and counters from the empty
     matching, scipy's cardinality, Koenig-certified; Louvain on a sharded graph gives a certified
     partition whose modularity equals the same run's on one device and is within 5% of the one-device
-    solver's on three bundled graphs."""
+    solver's on three bundled graphs; a coarse graph larger than a device's share stays split over the
+    mesh, the same entries as a ShardedGraph of the communities' edges, and Louvain through it is certified."""
     out = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, timeout=600,
                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
-    assert out.returncode == 0 and out.stdout.strip() == "ok 39", (out.stdout[-500:], out.stderr[-3000:])
+    assert out.returncode == 0 and out.stdout.strip() == "ok 40", (out.stdout[-500:], out.stderr[-3000:])
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +192,8 @@ def test_shard_bipartite_layout(mesh):
 def test_sharded_louvain_on_one_device(mesh):
     """Louvain on a sharded graph: a certified partition; on the largest bundled graph within 0.1% of
     the one-device solver's modularity (its first level differs: see jaxmatch.community.sharded);
-    max_levels=1 stops after the sharded level; bad options are refused."""
+    max_levels=1 stops after the sharded level; bad options are refused; the rule that moves a coarse graph
+    off the mesh."""
     from jaxmatch.certify import check_modularity, check_partition
     for name, gap in (("facebook", 1e-3),):
         g = jaxmatch.datasets.load(name).graph
@@ -179,6 +211,15 @@ def test_sharded_louvain_on_one_device(mesh):
     check_modularity(g, np.asarray(first.labels), float(first.modularity), rtol=1e-5)
     with pytest.raises(GraphInputError, match="resolution"):
         jaxmatch.louvain(jaxmatch.shard(g, mesh), resolution=-1.0)
+    from jaxmatch.community import sharded as shl
+    from jaxmatch.community.config import Config
+    with pytest.raises(GraphInputError, match="one_device_entries"):
+        jaxmatch.louvain(jaxmatch.shard(g, mesh), config=Config(one_device_entries=-1))
+    # when a coarse graph leaves the mesh: by the knob (entries rounded up to a power of two), else by the
+    # device's free memory, never where the backend reports none (the CPU)
+    small = Config(one_device_entries=100)
+    assert not shl.too_big(64, sg, small) and shl.too_big(65, sg, small)
+    assert shl.too_big(10**12, sg, Config()) == ("bytes_limit" in (jax.devices()[0].memory_stats() or {}))
 
 
 def test_shard_bad_input(mesh):

@@ -203,7 +203,9 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 
 def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine,
                      throw, **rest) -> LouvainResult:
-    """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the rest on one device."""
+    """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the coarse levels on
+    them too while one device cannot hold their graph (``Config.one_device_entries``), the rest on one
+    device."""
     _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine)
     rest["config"] = _checked_config(rest.get("config"))
     check_flag(throw, "throw")
@@ -213,7 +215,10 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
     comm, q1, it, moves, status1, *pairs = _sh.level_one(
         sg, jnp.float32(resolution), *gains, max_iters=passes, cfg=rest["config"])
-    coarse, dense = _sh.coarse_graph(*pairs, n)
+    spread = sg.shards > 1 and int(pairs[1]) < n and _sh.too_big(int(np.sum(np.asarray(pairs[-1]))),
+                                                                  sg, rest["config"])
+    coarse, dense = _sh.coarse_sharded(sg, *pairs, n) if spread else _sh.coarse_graph(*pairs, n)
+    del pairs
     n_it = int(it)
     one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
                vertices=np.array([n], np.int32), communities=int(coarse.n),
@@ -224,9 +229,10 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
         res = LouvainResult(jax.device_put(dense), jax.device_put(dense[None]), q1, jnp.reshape(q1, (1,)),
                             status, one)
         return settle("louvain", res, throw)
-    r = louvain(coarse, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
-                large_graph=large_graph, throw=False, max_iters=max_iters,
-                max_levels=None if max_levels is None else max_levels - 1, refine=False, **rest)
+    r = (_louvain_sharded if spread else louvain)(
+        coarse, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
+        large_graph=large_graph, throw=False, max_iters=max_iters,
+        max_levels=None if max_levels is None else max_levels - 1, refine=False, **rest)
     labels, q = np.asarray(r.labels)[dense], r.modularity
     refined = dict(refine_iterations=0, refine_moves=np.zeros(0, np.int32))
     if refine:               # the final partition refined on the input graph, on the devices
@@ -246,7 +252,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
                  moves=np.concatenate([pad(one["moves"]), pad(rm)]),
                  vertices=np.concatenate([one["vertices"], np.asarray(r.stats["vertices"])]))
     # as on one device, a level's iteration cap counts in the last stage only (the refinement, if any)
-    # on the host: the coarse levels ran on one device, level one and the refinement on the mesh
+    # on the host: the coarse levels ran on one device (or on the mesh), level one and the refinement on the mesh
     status = int(r.status) if not refine or int(r.status) == Status.MAX_LEVELS else int(status2)
     levels = np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])
     level_q = np.concatenate([np.reshape(q1, (1,)), r.level_modularity])
@@ -281,6 +287,9 @@ def _checked_config(config) -> _cfg.Config:
     if config.order not in (0, 1, 2) or config.sort_method not in ("auto", "kv", "key"):
         raise GraphInputError(f"config.order must be 0, 1 or 2 and config.sort_method 'auto', 'kv' or 'key', "
                               f"got {config.order!r} and {config.sort_method!r}")
+    e = config.one_device_entries
+    if e is not None and (isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 0):
+        raise GraphInputError(f"config.one_device_entries must be None or an int >= 0, got {e!r}")
     return config
 
 

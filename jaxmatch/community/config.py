@@ -58,6 +58,13 @@ class Config(NamedTuple):
             sorts: ``"auto"`` (default: by ``jax.default_backend()``),
             ``"kv"`` (key-value sorts, radix sorts on a GPU) or ``"key"``
             (key-only or two-key sorts).
+        one_device_entries: a sharded graph's coarse levels
+            (:mod:`jaxmatch.community.sharded`) stay on the mesh while their
+            graph holds more entries than this (counted before the devices'
+            repeats merge, rounded up to a power of two), then move to one
+            device. Default None: as many as the first device's free memory
+            holds at ``ONE_DEVICE_BYTES_PER_ENTRY`` there, and no limit where
+            the backend reports no memory (CPU).
     """
     single_class_max: int = 1 << 18
     window_min: int = 1 << 16
@@ -68,6 +75,7 @@ class Config(NamedTuple):
     resolve_rounds: int = 2
     order: int = 2
     sort_method: str = "auto"
+    one_device_entries: int | None = None
 
 
 DEFAULT = Config()

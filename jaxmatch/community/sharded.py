@@ -1,8 +1,9 @@
 """Louvain on a graph split over several devices (:class:`jaxmatch.ShardedGraph`).
 
 The first level, the only one of the size of the input, runs under
-``jax.shard_map``; the coarse graph it leaves is gathered and the remaining
-levels run on one device with :func:`jaxmatch.louvain`.
+``jax.shard_map``; so do the coarse levels while their graph is too large for
+one device (:func:`too_big`); the rest run on one device with
+:func:`jaxmatch.louvain`.
 
 **Level one, sharded.** Device d holds the rows of its vertex range (see
 :mod:`jaxmatch.shard`); the community of every vertex ``comm``, the degrees
@@ -37,19 +38,24 @@ levels run on one device with :func:`jaxmatch.louvain`.
 
 **Aggregation.** Each device aggregates its entries as the one-device solver
 aggregates a level (:func:`jaxmatch.community.aggregation.aggregate`: pairs of
-coarse ids, repeats merged); the merged pairs of all devices go to the mesh's
-first device, where the same aggregation merges the repeats of different
-devices into one :class:`jaxmatch.Graph` of the communities, on which
-:func:`jaxmatch.louvain` runs the other levels
-(without its refinement). With ``refine`` the final partition is then refined
+coarse ids, repeats merged). When one device can hold the coarse graph, the
+merged pairs of all devices go to the mesh's first device, where the same
+aggregation merges the repeats of different devices into one
+:class:`jaxmatch.Graph` of the communities (:func:`coarse_graph`), on which
+:func:`jaxmatch.louvain` runs the other levels (without its refinement).
+Otherwise (:func:`too_big`: a 10^9-edge planted-partition graph's first coarse
+graph held about 9x10^8 entries, which the one-device solver could not fit on
+an H200) each device sends the pairs of each coarse vertex range to that
+range's device, which merges them into its shard of a
+:class:`jaxmatch.ShardedGraph` (:func:`coarse_sharded`), and the sharded
+levels repeat on it. With ``refine`` the final partition is then refined
 on the input graph, as the one-device solver does: the same sharded moves,
-started from the final labels instead of singletons. So
-one device must hold the coarse graph (not always small: on the H100 a
-power-law graph of 8.7M edges left 246,118 communities joined by 4.2M
-coarse edges, an RMAT graph of 7.7M edges 210,401 and 1.3M; RESULTS,
-session 16), and the partition differs from the one-device solver's, whose
-first level moves vertices in degree buckets with conflict resolution: the
-test suite bounds the modularity gap on its graphs, and RESULTS records it.
+started from the final labels instead of singletons. The partition differs
+from the one-device solver's, whose levels move vertices in degree buckets
+with conflict resolution: the test suite bounds the modularity gap on its
+graphs, and RESULTS records it (a coarse level on the mesh lost 0.9% of Q on
+a 2^20-edge planted graph, session 26; hence the coarse levels leave the mesh
+as soon as one device can hold them).
 """
 from __future__ import annotations
 
@@ -73,6 +79,11 @@ from jaxmatch.community.modularity import _intra, degrees
 #: 2M entries, and level one of a 2^20-edge planted-partition graph 15.2 s by sorts, 1.6 s so: RESULTS,
 #: session 25); on the GPU ``Config.shift_max``, as the one-device solver's buckets
 CPU_SHIFT_MAX = 256
+
+#: device bytes per entry of capacity the one-device solver took on a coarse graph (288 GB at 2^30
+#: entries, 139 GB at 2^29, 4 x H200; RESULTS, session 26): what ``Config.one_device_entries``
+#: defaults by
+ONE_DEVICE_BYTES_PER_ENTRY = 270
 
 #: a pass moves the vertices of id % GROUPS == 0, then 1, ...: fewer neighbours move together
 #: (measured on the bundled graphs: 4 groups stayed closest to the one-device modularity; RESULTS, session 16)
@@ -219,3 +230,74 @@ def coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n):
     nc, m = int(n_coarse), int(pairs)
     g = _graph(level, level.n, pairs, vc=next_pow2(nc), ec=next_pow2(m))
     return g, np.asarray(to_coarse)[:n].astype(np.int32)
+
+
+def coarse_sharded(sg, to_coarse, n_coarse, pcs, pcd, pw, count, n):
+    """The graph of level one's communities as :func:`coarse_graph` builds it, but split over the
+    mesh of ``sg`` as a :class:`jaxmatch.ShardedGraph` (for a coarse graph too large for one device):
+    each device sends the pairs of each coarse vertex range to the range's device
+    (``lax.all_to_all``, buckets of the largest range's count) and merges what it receives with the
+    same aggregation, so its entries come in source order. The bucket counts and the community count
+    cross to the host (they fix the shapes). Capacities: vertices the next power of two of the
+    communities (a multiple of D), entries D times the next power of two of the largest bucket.
+    Returns (ShardedGraph, the dense label of each vertex [n], a NumPy array)."""
+    from jaxmatch.shard import ShardedGraph
+    from jaxmatch.graph import next_pow2
+    D, mesh, axis = sg.shards, sg.mesh, sg.axis
+    nc = int(n_coarse)
+    vc = -(-next_pow2(nc) // D) * D
+    b = next_pow2(int(np.max(np.asarray(_bucket_counts(pcs, count, mesh=mesh, axis=axis, vc=vc)))))
+    src, dst, w = _redistribute(pcs, pcd, pw, count, n_coarse, mesh=mesh, axis=axis, vc=vc, b=b)
+    g = ShardedGraph(src, dst, w, np.asarray(nc, np.int32), vc, D * b, mesh, axis)
+    return g, np.asarray(to_coarse)[:n].astype(np.int32)
+
+
+def _ranges(cs, c, vc: int, D: int):
+    """A device's merged pairs (sorted by coarse source, ``c`` of them) cut by the D coarse vertex
+    ranges: the sources with the padding at ``vc``, and the start of each range [D + 1]."""
+    cs = jnp.where(jnp.arange(cs.shape[0]) < c, cs, vc)
+    return cs, jnp.searchsorted(cs, jnp.arange(D + 1, dtype=jnp.int32) * (vc // D)).astype(jnp.int32)
+
+
+@partial(jax.jit, static_argnames=("mesh", "axis", "vc"))
+def _bucket_counts(pcs, count, *, mesh, axis: str, vc: int):
+    """[D, D]: the pairs device d holds for the coarse vertex range of device t."""
+    D = mesh.shape[axis]
+
+    def run(cs, c):
+        _, at = _ranges(cs[0], c[0], vc, D)
+        return (at[1:] - at[:-1])[None]
+    return jax.shard_map(run, mesh=mesh, in_specs=(P(axis), P(axis)), out_specs=P(axis), check_vma=False)(pcs, count)
+
+
+@partial(jax.jit, static_argnames=("mesh", "axis", "vc", "b"))
+def _redistribute(pcs, pcd, pw, count, n_coarse, *, mesh, axis: str, vc: int, b: int):
+    """Each device's pairs to the owner of their coarse source (buckets of ``b``), merged there:
+    (src, dst, weights) [D, D * b], sorted by (source, target), padding ``vc`` and weight 0."""
+    D = mesh.shape[axis]
+
+    def run(cs, cd, w, c, nc):
+        cs, at = _ranges(cs[0], c[0], vc, D)
+        j = at[:-1, None] + jnp.arange(b, dtype=jnp.int32)[None]       # [D, b]: bucket t's slots
+        ok = j < at[1:, None]
+        send = (jnp.where(ok, take(cs, j, vc), vc), jnp.where(ok, take(cd[0], j, vc), vc),
+                jnp.where(ok, take(w[0], j, 0), 0))
+        got = [lax.all_to_all(x, axis, 0, 0).reshape(-1) for x in send]   # row s: from device s
+        lv = aggregate(Level(*got, nc), jnp.arange(vc, dtype=jnp.int32), nc, D * b)
+        return lv.src[None], lv.dst[None], lv.w[None]
+    return jax.shard_map(run, mesh=mesh, in_specs=(P(axis),) * 4 + (P(),), out_specs=(P(axis),) * 3,
+                         check_vma=False)(pcs, pcd, pw, count, n_coarse)
+
+
+def too_big(entries: int, sg, cfg: Config) -> bool:
+    """Whether a coarse graph of ``entries`` entries (rounded up to a power of two) is too large for
+    one device: above ``cfg.one_device_entries``, or by default above what the mesh's first device's
+    free memory holds at ``ONE_DEVICE_BYTES_PER_ENTRY`` (never where it reports no memory: CPU)."""
+    from jaxmatch.graph import next_pow2
+    limit = cfg.one_device_entries
+    if limit is None:
+        stats = min(sg.mesh.devices.flat, key=lambda d: d.id).memory_stats() or {}
+        if "bytes_limit" not in stats:
+            return False
+        limit = (stats["bytes_limit"] - stats.get("bytes_in_use", 0)) // ONE_DEVICE_BYTES_PER_ENTRY
+    return next_pow2(entries) > limit
