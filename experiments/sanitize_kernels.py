@@ -59,10 +59,11 @@ def main():
         return out.excess.tolist()
     stage("push_rounds", rounds)
 
-    def genrmf_rounds(push_cfg=cfg):
+    def genrmf_rounds(push_cfg=cfg, solo=False):
         """Both kernels alone on genrmf (4 x 4 x 4, 4 programs): heights by the BFS kernel from the sink
         (checked against scipy's BFS), then push rounds (``push_cfg``) from the saturated source arcs
-        (excess conserved, the queue exactly the active vertices)."""
+        (excess conserved, the queue exactly the active vertices); ``solo``: the one-program launch of
+        ``Config.solo`` (thread barriers), which stops once the queue outgrows ``push_cfg.solo``."""
         import scipy.sparse as sp
         from scipy.sparse.csgraph import shortest_path
         tail, head, cap, s, t, n = genrmf(4, 4, seed=1)
@@ -103,7 +104,7 @@ def main():
                                     jnp.asarray(excess, jnp.int32), jnp.asarray(np.pad(h, (0, vc - n))),
                                     jnp.full(vc, -1, jnp.int32), net.res.indptr, net.res.indices, net.res_rev,
                                     jnp.asarray(fwd, jnp.int32), jnp.asarray(term), n=n, round_id=1, room=1e9,
-                                    max_rounds=64, cfg=push_cfg, interpret=interpret)
+                                    max_rounds=64, cfg=push_cfg, interpret=interpret, solo=solo)
         e, hh = np.asarray(out.excess), np.asarray(out.height)
         assert int(e.astype(np.int64).sum()) == 0 and not bool(out.stalled)
         queue = np.asarray(out.buf)[int(out.side) * vc:][:int(out.count)]
@@ -112,6 +113,7 @@ def main():
     stage("genrmf_kernels", genrmf_rounds)
     # the BFS launch is the one compiled above: under memcheck a second compilation of it segfaulted
     stage("genrmf_kernels_reread", lambda: genrmf_rounds(cfg._replace(relabel_from_push=False)))
+    stage("genrmf_kernels_solo", lambda: genrmf_rounds(cfg._replace(solo=64), solo=True))
 
     grid = from_scipy(road_grid(8, 8, p_delete=0.0))          # the 8 x 8 grid graph, rows x columns
 
