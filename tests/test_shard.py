@@ -98,19 +98,22 @@ for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one c
     check_partition(g, np.asarray(got.levels[-1]))        # the last level; labels add the refinement
     assert got.status_name == "converged"
     checked += 1
-# a random graph whose level one leaves more pairs than a device's share: the coarse graph stays on the
-# mesh, split by coarse source ranges, entry for entry the ShardedGraph of the communities' edges
+# a coarse graph too large for one device (here by Config.one_device_entries) stays on the mesh, split
+# by coarse source ranges, entry for entry the ShardedGraph of the communities' edges; the capacities
+# of the bundled graphs above (one compilation of level one and of the one-device solver)
 import jax.numpy as jnp
 from jaxmatch.community import sharded as shl
-n, m = 300, 700
+from jaxmatch.community.config import Config
+n, m = 120, 250
 u, v = rng.integers(0, n, m), rng.integers(0, n, m)
 w = rng.random(m).astype(np.float32)
-sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=line)
+caps = dict(vertex_capacity=128, entry_capacity=512)
+sg = jaxmatch.ShardedGraph.from_edges(u, v, w, n=n, mesh=line, **caps)
 comm, *_, to_coarse, n_coarse, pcs, pcd, pw, count = shl.level_one(sg, jnp.float32(1), jnp.float32(0),
-                                                                   jnp.float32(0), max_iters=3)
+                                                                   jnp.float32(0), max_iters=100)
 got, dense = shl.coarse_sharded(sg, to_coarse, n_coarse, pcs, pcd, pw, count, n)
 ids, want_dense = np.unique(np.asarray(comm)[:n], return_inverse=True)
-assert np.array_equal(dense, want_dense) and int(got.n) == ids.size
+assert np.array_equal(dense, want_dense) and int(got.n) == ids.size < n
 want = jaxmatch.ShardedGraph.from_edges(want_dense[u], want_dense[v], w, n=ids.size, mesh=line,
                                         vertex_capacity=got.vertex_cap)
 for d in range(4):
@@ -120,9 +123,10 @@ for d in range(4):
         assert np.array_equal(mine[:k], np.asarray(getattr(want, a))[d, :k]) and np.all(mine[k:] == got.vertex_cap)
     np.testing.assert_allclose(np.asarray(got.weights)[d, :k], np.asarray(want.weights)[d, :k], rtol=1e-5)
     assert np.all(np.asarray(got.weights)[d, k:] == 0)
-g = jaxmatch.Graph.from_edges(u, v, w, n=n)
-from jaxmatch.community.config import Config
-res = jaxmatch.louvain(sg, config=Config(one_device_entries=64))   # the coarse levels on the mesh too
+g = jaxmatch.Graph.from_edges(u, v, w, n=n, **caps)
+from jaxmatch.graph import next_pow2
+big = next_pow2(int(np.sum(np.asarray(count)))) - 1     # level one's coarse graph stays on the mesh
+res = jaxmatch.louvain(sg, config=Config(one_device_entries=big))
 check_partition(g, np.asarray(res.labels))
 check_modularity(g, np.asarray(res.labels), float(res.modularity), rtol=1e-5)
 assert res.stats["levels"] >= 3 and res.stats["vertices"][1] == ids.size, res.stats

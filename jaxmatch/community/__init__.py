@@ -213,8 +213,9 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     large = n > large_graph      # the input level's stopping rule, as the one-device solver's
     gains = (jnp.float32(0 if large else threshold), jnp.float32(threshold_large if large else 0))
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
+    moving = rest["config"]._replace(one_device_entries=None)   # a knob of the host's step: no recompile
     comm, q1, it, moves, status1, *pairs = _sh.level_one(
-        sg, jnp.float32(resolution), *gains, max_iters=passes, cfg=rest["config"])
+        sg, jnp.float32(resolution), *gains, max_iters=passes, cfg=moving)
     spread = sg.shards > 1 and int(pairs[1]) < n and _sh.too_big(int(np.sum(np.asarray(pairs[-1]))),
                                                                   sg, rest["config"])
     coarse, dense = _sh.coarse_sharded(sg, *pairs, n) if spread else _sh.coarse_graph(*pairs, n)
@@ -239,7 +240,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
         start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
         start[:n] = labels
         comm2, q2, it2, moves2, status2 = _sh.level_one(sg, jnp.float32(resolution), *gains, jax.device_put(start),
-                                                        max_iters=passes, coarsen=False, cfg=rest["config"])
+                                                        max_iters=passes, coarsen=False, cfg=moving)
         labels = np.unique(np.asarray(comm2)[:n], return_inverse=True)[1].astype(np.int32)
         q = q2
         refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])
