@@ -1,0 +1,110 @@
+"""Where the sharded Louvain's time goes, by stage, as the mesh grows (issue 23's weak scaling).
+
+For each device count (1, 2, 4, ... up to the local devices), a planted-partition
+graph of ``--edges-per-device`` edges per device (average degree 16, groups
+of 1,024, p_in 0.8, as ``bench_multigpu.py --louvain-class planted``) is
+sharded over that many devices and the stages of ``jaxmatch.louvain`` on it
+are timed apart (second of two runs, each stage blocked on):
+
+- ``level_one``: the sharded local moving and each device's aggregation;
+- ``coarse``: the coarse graph (on the first device, or split over the mesh
+  when :func:`jaxmatch.community.sharded.too_big` says so);
+- ``rest``: the remaining levels (``jaxmatch.louvain`` on the coarse graph,
+  without refinement);
+- ``refine``: the sharded moves from the final labels on the input graph;
+- ``whole``: the whole default call, for the overhead between the stages;
+
+and the one-device solver on the same graph when it fits (``--no-solo`` skips
+it). Prints one line per device count and writes ``profile_sharded_louvain.json``
+under $OUT (default experiments/results).
+
+    NCCL_NVLS_ENABLE=0 PYTHONPATH=. python3 experiments/profile_sharded_louvain.py --edges-per-device 16777216
+    PYTHONPATH=. python3 experiments/profile_sharded_louvain.py --edges-per-device 65536 --host-devices 4  # CPU
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--edges-per-device", type=int, default=1 << 24)
+    p.add_argument("--host-devices", type=int, default=0, help="CPU only: this many host devices")
+    p.add_argument("--no-solo", action="store_true", help="skip the one-device solver")
+    args = p.parse_args()
+    if args.host_devices:
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                                   + f" --xla_force_host_platform_device_count={args.host_devices}")
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh
+
+    import jaxmatch
+    from experiments.generators import planted_partition_edges
+    from jaxmatch.community import sharded as shl
+    from jaxmatch.community.config import Config
+
+    devs = jax.local_devices()
+    counts = sorted({k for k in (1, 2, 4, 8, len(devs)) if k <= len(devs)})
+    print(f"devices: {len(devs)} x {devs[0].device_kind}, jax {jax.__version__}", flush=True)
+    cfg, rows = Config(), []
+    for k in counts:
+        m = args.edges_per_device * k
+        n = m // 8
+        u, v = planted_partition_edges(n, m, groups=max(n // 1024, 1), p_in=0.8, seed=k)
+        sg = jaxmatch.ShardedGraph.from_edges(u, v, None, n=n, mesh=Mesh(np.array(devs[:k]), ("d",)))
+        gains = (jnp.float32(1), jnp.float32(0), jnp.float32(1e-2))   # the defaults past large_graph
+        for _ in range(2):
+            T = {}
+            t = time.perf_counter()
+            comm, q1, it, moves, status, *pairs = jax.block_until_ready(
+                shl.level_one(sg, *gains, max_iters=100, cfg=cfg))
+            T["level_one"] = time.perf_counter() - t
+            t = time.perf_counter()
+            spread = k > 1 and shl.too_big(int(np.sum(np.asarray(pairs[-1]))), sg, cfg)
+            coarse, dense = (shl.coarse_sharded(sg, *pairs, n) if spread else shl.coarse_graph(*pairs, n))
+            jax.block_until_ready(coarse)
+            T["coarse"] = time.perf_counter() - t
+            del pairs
+            t = time.perf_counter()
+            r = jax.block_until_ready(jaxmatch.louvain(coarse, refine=False))
+            T["rest"] = time.perf_counter() - t
+            start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
+            start[:n] = np.asarray(r.labels)[dense]
+            t = time.perf_counter()
+            jax.block_until_ready(shl.level_one(sg, *gains, jax.device_put(start), max_iters=100, coarsen=False,
+                                                cfg=cfg))
+            T["refine"] = time.perf_counter() - t
+            t = time.perf_counter()
+            whole = jax.block_until_ready(jaxmatch.louvain(sg))
+            T["whole"] = time.perf_counter() - t
+        row = dict(devices=k, edges=int(m), passes=int(it), coarse_vertices=int(coarse.n), coarse_on_mesh=spread,
+                   modularity=float(whole.modularity), levels=np.asarray(whole.stats["vertices"]).tolist(),
+                   **{a: round(b, 4) for a, b in T.items()})
+        if not args.no_solo:
+            g = jaxmatch.Graph.from_edges(u, v, None, n=n)
+            jax.block_until_ready(jaxmatch.louvain(g))
+            t = time.perf_counter()
+            solo = jax.block_until_ready(jaxmatch.louvain(g))
+            row.update(one_device_s=round(time.perf_counter() - t, 4), one_device_modularity=float(solo.modularity))
+            del g
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    out = Path(os.environ.get("OUT", "experiments/results"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "profile_sharded_louvain.json").write_text(json.dumps(dict(
+        device=devs[0].device_kind, jax=jax.__version__, rows=rows), indent=1))
+
+
+if __name__ == "__main__":
+    main()
