@@ -138,9 +138,10 @@ class ShardedGraph(_Sharded):
         if 2 * u.size > INT32_MAX:
             raise GraphInputError(f"{u.size} edges do not fit int32 entry counts")
         loop = u == v
-        src = np.concatenate([u, v[~loop]])
-        dst = np.concatenate([v, u[~loop]])
-        wt = np.concatenate([w, w[~loop]]).astype(np.float32)
+        other = ~loop if loop.any() else slice(None)     # a loop is stored once
+        src = np.concatenate([u, v[other]])
+        dst = np.concatenate([v, u[other]])
+        wt = np.concatenate([w, w[other]]).astype(np.float32, copy=False)
         # scipy's COO -> CSR: a counting sort by source, targets sorted within each row, repeated
         # edges summed (as jaxmatch.Graph does); explicit zeros and self-loops stay
         A = sp.coo_array((wt, (src, dst)), shape=(V, V)).tocsr()
@@ -255,7 +256,8 @@ def _count(n, name):
 
 
 def _ids(x, name, n):
-    """A 1-D integer id array with ids in [0, n), as int64."""
+    """A 1-D integer id array with ids in [0, n), as int32 where n fits it (half the host memory
+    traffic of int64 in the builds below), else int64."""
     x = np.asarray(x)
     if x.ndim != 1:
         raise GraphInputError(f"{name} must be a 1-D array, got shape {x.shape}")
@@ -263,7 +265,7 @@ def _ids(x, name, n):
         raise GraphInputError(f"{name} must hold integer ids, got dtype {x.dtype}")
     if x.size and (x.min() < 0 or x.max() >= n):
         raise GraphInputError(f"{name} holds ids out of range [0, {n})")
-    return x.astype(np.int64)
+    return x.astype(np.int32 if n <= INT32_MAX else np.int64, copy=False)
 
 
 def _capacity(n, given, D, name):
