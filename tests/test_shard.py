@@ -196,8 +196,8 @@ def test_shard_bipartite_layout(mesh):
 def test_sharded_louvain_on_one_device(mesh):
     """Louvain on a sharded graph: a certified partition; on the largest bundled graph within 0.1% of
     the one-device solver's modularity (its first level differs: see jaxmatch.community.sharded);
-    max_levels=1 stops after the sharded level; bad options are refused; the rule that moves a coarse graph
-    off the mesh."""
+    max_levels=1 stops after the sharded level; bad options are refused; the labels' renumbering; the rule
+    that moves a coarse graph off the mesh."""
     from jaxmatch.certify import check_modularity, check_partition
     for name, gap in (("facebook", 1e-3),):
         g = jaxmatch.datasets.load(name).graph
@@ -221,6 +221,11 @@ def test_sharded_louvain_on_one_device(mesh):
         jaxmatch.louvain(jaxmatch.shard(g, mesh), config=Config(one_device_entries=-1))
     # when a coarse graph leaves the mesh: by the knob (entries rounded up to a power of two), else by the
     # device's free memory, never where the backend reports none (the CPU)
+    rng = np.random.default_rng(2)            # the refinement's labels renumbered on the device, as np.unique
+    comm = rng.integers(0, 90, 128).astype(np.int32)
+    comm[100:] = 128
+    got = np.asarray(shl.dense_labels(jax.numpy.asarray(comm), jax.numpy.int32(100)))
+    assert np.array_equal(got[:100], np.unique(comm[:100], return_inverse=True)[1]) and np.all(got[100:] == 128)
     small = Config(one_device_entries=100)
     assert not shl.too_big(64, sg, small) and shl.too_big(65, sg, small)
     assert shl.too_big(10**12, sg, Config()) == ("bytes_limit" in (jax.devices()[0].memory_stats() or {}))

@@ -241,7 +241,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
         start[:n] = labels
         comm2, q2, it2, moves2, status2 = _sh.level_one(sg, jnp.float32(resolution), *gains, jax.device_put(start),
                                                         max_iters=passes, coarsen=False, cfg=moving)
-        labels = np.unique(np.asarray(comm2)[:n], return_inverse=True)[1].astype(np.int32)
+        labels = np.asarray(_sh.dense_labels(comm2, jnp.int32(n)))[:n].astype(np.int32, copy=False)
         q = q2
         refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])
     rm = np.asarray(r.stats["moves"])
