@@ -12,8 +12,8 @@ one device (:func:`too_big`); the rest run on one device with
 1. each device groups its entries (u, v), u != v, by (u, C(v)) and sums
    each group: e_{u->c}, for the vertices u it owns, with the one-device
    solver's grouping (:func:`jaxmatch.community.moves._group_shift` when
-   the device's widest row holds at most ``Config.shift_max`` entries on a
-   GPU, ``CPU_SHIFT_MAX`` elsewhere, else
+   the device's widest row holds at most ``GPU_SHIFT_MAX`` entries on a
+   GPU, ``CPU_SHIFT_MAX`` elsewhere, or ``Config.shift_max`` if larger, else
    :func:`~jaxmatch.community.moves._group_sort`: the entries are in source
    order, so one stable sort by C(v) makes each pair one run; RESULTS,
    session 25, has what the two-key sort it replaced cost);
@@ -77,8 +77,13 @@ from jaxmatch.community.modularity import _intra, degrees
 
 #: off the GPU, rows up to this wide are grouped in place (XLA's CPU key-value sort took 0.55 s for
 #: 2M entries, and level one of a 2^20-edge planted-partition graph 15.2 s by sorts, 1.6 s so: RESULTS,
-#: session 25); on the GPU ``Config.shift_max``, as the one-device solver's buckets
+#: session 25)
 CPU_SHIFT_MAX = 256
+
+#: on the GPU, rows up to this wide (or ``Config.shift_max``, if wider): level one of a 2^24-edge
+#: planted-partition graph (rows of about 40 entries) took 0.57 s in place against 0.83 s by sorts on
+#: an H100, 0.43 against 0.74 s on an H200 (RESULTS, sessions 25 and 26)
+GPU_SHIFT_MAX = 64
 
 #: device bytes per entry of capacity the one-device solver took on a coarse graph (288 GB at 2^30
 #: entries, 139 GB at 2^29, 4 x H200; RESULTS, session 26): what ``Config.one_device_entries``
@@ -119,8 +124,8 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         # rows are contiguous (entries in source order): the widest row's span decides the grouping
         span = jax.ops.segment_sum(valid.astype(jnp.int32), jnp.where(valid, src - lo, R), R + 1)[:R]
         width = jnp.max(span, initial=0)
-        shift = cfg._replace(shift_max=cfg.shift_max if jax.default_backend() == "gpu"
-                             else max(cfg.shift_max, CPU_SHIFT_MAX))
+        shift = cfg._replace(shift_max=max(cfg.shift_max, GPU_SHIFT_MAX if jax.default_backend() == "gpu"
+                                           else CPU_SHIFT_MAX))
         wide = width > shift.shift_max
         wo, none = jnp.where(off, w, 0), jnp.zeros(E, jnp.int32)
         group_sort = partial(_group_sort, n_cap=V)
