@@ -63,8 +63,9 @@ class Config(NamedTuple):
             graph holds more entries than this (counted before the devices'
             repeats merge, rounded up to a power of two), then move to one
             device. Default None: as many as the first device's free memory
-            holds at ``ONE_DEVICE_BYTES_PER_ENTRY`` there, and no limit where
-            the backend reports no memory (CPU).
+            holds at
+            ``jaxmatch.community.sharded.ONE_DEVICE_BYTES_PER_ENTRY``, and no
+            limit where the backend reports no memory (CPU).
     """
     single_class_max: int = 1 << 18
     window_min: int = 1 << 16
