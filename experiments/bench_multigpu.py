@@ -31,9 +31,10 @@ in the output when there are several).
     python -m experiments.bench_multigpu                      # B = 100,000, the batch families
     NCCL_NVLS_ENABLE=0 python -m experiments.bench_multigpu --graphs 20000 --families matching
     python -m experiments.bench_multigpu --families suitor_sharded --edges-per-device 33554432 --one-device-weak
-    # issue 23's 10^9-edge Louvain (planted partition: the host builds it in minutes, RMAT would take an hour)
+    # issue 23's 10^9-edge Louvain (planted partition: the host builds it in about 5 minutes, RMAT would
+    # take an hour; level one needs 4 x H200: on 4 x H100 it did not fit, RESULTS session 26)
     python -m experiments.bench_multigpu --families louvain_sharded --louvain-class planted \
-        --louvain-edges-per-device 33554432 --louvain-big 1000000000 --repeats 1
+        --louvain-edges-per-device 262144 --louvain-big 1000000000 --louvain-big-repeats 0 --repeats 1
 """
 from __future__ import annotations
 
