@@ -68,7 +68,7 @@ from jax import lax
 from jax.sharding import PartitionSpec as P
 
 from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, segment_argmin, take
-from jaxmatch._validate import _float_dtype
+from jaxmatch._validate import _float_dtype, next_pow2
 from jaxmatch.community.aggregation import aggregate, coarse_ids
 from jaxmatch.community.buckets import Level
 from jaxmatch.community.config import Config
@@ -227,7 +227,6 @@ def coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n):
     pairs, not the input's entries; the counts and the labels cross to the host. Returns (Graph, the
     dense label of each vertex [n], a NumPy array). (Building it on the host took 3.1-3.5 s of a
     4.3 s run on an H100 at 2^24 edges: RESULTS, session 25.)"""
-    from jaxmatch.graph import next_pow2
     k = next_pow2(int(np.max(np.asarray(count))))
     one = min(pcs.sharding.device_set, key=lambda d: d.id)
     cs, cd, w = (jax.device_put(x[:, :k], one) for x in (pcs, pcd, pw))
@@ -255,7 +254,6 @@ def coarse_sharded(sg, to_coarse, n_coarse, pcs, pcd, pw, count, n):
     communities (a multiple of D), entries D times the next power of two of the largest bucket.
     Returns (ShardedGraph, the dense label of each vertex [n], a NumPy array)."""
     from jaxmatch.shard import ShardedGraph
-    from jaxmatch.graph import next_pow2
     D, mesh, axis = sg.shards, sg.mesh, sg.axis
     nc = int(n_coarse)
     vc = -(-next_pow2(nc) // D) * D
@@ -306,7 +304,6 @@ def too_big(entries: int, sg, cfg: Config) -> bool:
     """Whether a coarse graph of ``entries`` entries (rounded up to a power of two) is too large for
     one device: above ``cfg.one_device_entries``, or by default above what the mesh's first device's
     free memory holds at ``ONE_DEVICE_BYTES_PER_ENTRY`` (never where it reports no memory: CPU)."""
-    from jaxmatch.graph import next_pow2
     limit = cfg.one_device_entries
     if limit is None:
         stats = min(sg.mesh.devices.flat, key=lambda d: d.id).memory_stats() or {}
