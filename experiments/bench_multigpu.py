@@ -306,7 +306,8 @@ def sharded(family, args, devs, counts):
         gen_s = time.perf_counter() - t
         print(f"big: generated in {gen_s:.1f} s", flush=True)
         row, _ = run(u, v, w, n, len(devs), "big", args.louvain_big_repeats)
-        small_q = rows[0]["unsharded_s"]["modularity"]
+        # the one-device solver's Q on the largest weak graph it ran (--one-device-weak: all of them)
+        small_q = [r for r in rows if "unsharded_s" in r][-1]["unsharded_s"]["modularity"]
         row.update(generate_s=gen_s, one_device_modularity_smaller_graph=small_q, efficiency=float("nan"),
                    modularity_vs_one_device=row["modularity"] / small_q - 1)
         rows.append(row)
