@@ -85,6 +85,11 @@ def main():
                    help="louvain_sharded: warm runs of the --louvain-big graph (0: the first call's time)")
     p.add_argument("--louvain-edges-per-device", type=int, default=None,
                    help="louvain_sharded: edges per device (default --edges-per-device)")
+    p.add_argument("--louvain-one-device-entries", type=int, default=None,
+                   help="louvain_sharded: Config.one_device_entries (coarse graphs of more entries stay on the "
+                        "mesh; default: the first device's free memory decides)")
+    p.add_argument("--device-counts", type=int, nargs="+", default=None,
+                   help="the device counts to run (default 1, 2, 4, 8 and all, up to the devices present)")
     p.add_argument("--matching-method", default="apfb", choices=("apfb", "apsb", "graft"),
                    help="matching_sharded: the method")
     p.add_argument("--side", type=int, default=64)
@@ -96,7 +101,7 @@ def main():
 
     import jaxmatch
     devs = jax.local_devices()
-    counts = sorted({k for k in (1, 2, 4, 8, len(devs)) if k <= len(devs)})
+    counts = sorted({k for k in (args.device_counts or (1, 2, 4, 8, len(devs))) if k <= len(devs)})
     print(f"devices: {len(devs)} x {devs[0].device_kind}, jax {jax.__version__}; device counts {counts}", flush=True)
     rows = []
     for family in args.families:
@@ -206,7 +211,8 @@ def sharded(family, args, devs, counts):
 
     def solve(g):
         if louvain:
-            return jaxmatch.louvain(g)
+            from jaxmatch.community.config import Config
+            return jaxmatch.louvain(g, config=Config(one_device_entries=args.louvain_one_device_entries))
         return jaxmatch.suitor(g) if suitor else jaxmatch.maximum_matching(g, method=args.matching_method)
 
     def run(u, v, w, n, k, mode, repeats=None):

@@ -80,7 +80,7 @@ def main():
             r = jax.block_until_ready(jaxmatch.louvain(coarse, refine=False))
             T["rest"] = time.perf_counter() - t
             start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
-            start[:n] = np.asarray(r.labels)[dense]
+            start[:n] = np.asarray(r.labels)[np.asarray(dense)]
             t = time.perf_counter()
             jax.block_until_ready(shl.level_one(sg, *gains, jax.device_put(start), max_iters=100, coarsen=False,
                                                 cfg=cfg))

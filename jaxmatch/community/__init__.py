@@ -22,6 +22,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
 
 from jaxmatch._ops import is_traced, trim
 from jaxmatch.status import Status, settle
@@ -227,27 +228,30 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     if max_levels == 1:      # level one only: MAX_LEVELS when another level could still merge communities
         more = int(coarse.n) < n
         status = jnp.where(status1 != 0, status1, jnp.int32(Status.MAX_LEVELS if more else Status.CONVERGED))
-        res = LouvainResult(jax.device_put(dense), jax.device_put(dense[None]), q1, jnp.reshape(q1, (1,)),
+        res = LouvainResult(dense, dense[None], q1, jnp.reshape(q1, (1,)),
                             status, one)
         return settle("louvain", res, throw)
     r = (_louvain_sharded if spread else louvain)(
         coarse, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
         large_graph=large_graph, throw=False, max_iters=max_iters,
         max_levels=None if max_levels is None else max_levels - 1, refine=False, **rest)
-    labels, q = np.asarray(r.labels)[dense], r.modularity
+    # the gathers by the dense labels run on the mesh's first device (on the host the levels' gather
+    # took a second at 8.4M vertices: RESULTS, session 27)
+    first = min(sg.mesh.devices.flat, key=lambda d: d.id)
+    labels, q = jax.device_put(r.labels, first)[dense], r.modularity
     refined = dict(refine_iterations=0, refine_moves=np.zeros(0, np.int32))
     if refine:               # the final partition refined on the input graph, on the devices
-        start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
-        start[:n] = labels
-        comm2, q2, it2, moves2, status2 = _sh.level_one(sg, jnp.float32(resolution), *gains, jax.device_put(start),
+        start = jnp.full(sg.vertex_cap, sg.vertex_cap, jnp.int32).at[:n].set(labels)
+        start = jax.device_put(start, NamedSharding(sg.mesh, P()))
+        comm2, q2, it2, moves2, status2 = _sh.level_one(sg, jnp.float32(resolution), *gains, start,
                                                         max_iters=passes, coarsen=False, cfg=moving)
-        labels = np.asarray(_sh.dense_labels(comm2, jnp.int32(n)))[:n].astype(np.int32, copy=False)
+        labels = _sh.on_first(_sh.dense_labels(comm2, jnp.int32(n)))[:n]
         q = q2
         refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])
     rm = np.asarray(r.stats["moves"])
     width = max(n_it, rm.shape[1])
     pad = lambda a: np.pad(a, ((0, 0), (0, width - a.shape[1])))  # noqa: E731
-    stats = dict(r.stats, **refined, communities=int(labels.max()) + 1 if labels.size else 0,
+    stats = dict(r.stats, **refined, communities=int(jnp.max(labels)) + 1 if labels.size else 0,
                  levels=1 + int(r.stats["levels"]),
                  iterations=np.concatenate([one["iterations"], np.asarray(r.stats["iterations"])]),
                  moves=np.concatenate([pad(one["moves"]), pad(rm)]),
@@ -255,9 +259,9 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     # as on one device, a level's iteration cap counts in the last stage only (the refinement, if any)
     # on the host: the coarse levels ran on one device (or on the mesh), level one and the refinement on the mesh
     status = int(r.status) if not refine or int(r.status) == Status.MAX_LEVELS else int(status2)
-    levels = np.concatenate([dense[None], np.asarray(r.levels)[:, dense]])
+    levels = jnp.concatenate([dense[None], jax.device_put(r.levels, first)[:, dense]])
     level_q = np.concatenate([np.reshape(q1, (1,)), r.level_modularity])
-    res = LouvainResult(jax.device_put(labels), jax.device_put(levels), jnp.asarray(np.asarray(q)),
+    res = LouvainResult(labels, levels, jnp.asarray(np.asarray(q)),
                         jnp.asarray(level_q), jnp.int32(status), stats)
     return settle("louvain", res, throw)
 

@@ -194,6 +194,12 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
     return f(sg.src, sg.dst, sg.weights, sg.n, resolution, threshold, relative, start)
 
 
+def on_first(x):
+    """The copy of a replicated array on the first device of its mesh (no transfer)."""
+    one = min(x.sharding.device_set, key=lambda d: d.id)
+    return next(s.data for s in x.addressable_shards if s.device == one)
+
+
 @partial(jax.jit, static_argnames=("mesh", "axis", "k"))
 def _gather(pcs, pcd, pw, *, mesh, axis: str, k: int):
     """Every device's first ``k`` pairs on every device ([D, k] x 3, replicated) by ``lax.all_gather``
@@ -235,16 +241,15 @@ def coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n):
     to the mesh's first device and are merged there as the one-device solver aggregates a level;
     the result in the capacities ``Graph.from_edges`` would choose. One device holds the distinct
     pairs, not the input's entries; the counts and the labels cross to the host. Returns (Graph, the
-    dense label of each vertex [n], a NumPy array). (Building it on the host took 3.1-3.5 s of a
+    dense label of each vertex [n], on the mesh's first device). (Building it on the host took 3.1-3.5 s of a
     4.3 s run on an H100 at 2^24 edges: RESULTS, session 25.)"""
     k = next_pow2(int(np.max(np.asarray(count))))
     one = min(pcs.sharding.device_set, key=lambda d: d.id)
-    cs, cd, w = (next(s.data for s in x.addressable_shards if s.device == one)
-                 for x in _gather(pcs, pcd, pw, mesh=pcs.sharding.mesh, axis=pcs.sharding.spec[0], k=k))
+    cs, cd, w = map(on_first, _gather(pcs, pcd, pw, mesh=pcs.sharding.mesh, axis=pcs.sharding.spec[0], k=k))
     level, pairs = _merge(cs, cd, w, jax.device_put(n_coarse, one), vertex_cap=to_coarse.shape[0])
     nc, m = int(n_coarse), int(pairs)
     g = _graph(level, level.n, pairs, vc=next_pow2(nc), ec=next_pow2(m))
-    return g, np.asarray(to_coarse)[:n].astype(np.int32)
+    return g, on_first(to_coarse)[:n]
 
 
 @jax.jit
@@ -263,7 +268,7 @@ def coarse_sharded(sg, to_coarse, n_coarse, pcs, pcd, pw, count, n):
     same aggregation, so its entries come in source order. The bucket counts and the community count
     cross to the host (they fix the shapes). Capacities: vertices the next power of two of the
     communities (a multiple of D), entries D times the next power of two of the largest bucket.
-    Returns (ShardedGraph, the dense label of each vertex [n], a NumPy array)."""
+    Returns (ShardedGraph, the dense label of each vertex [n], on the mesh's first device)."""
     from jaxmatch.shard import ShardedGraph
     D, mesh, axis = sg.shards, sg.mesh, sg.axis
     nc = int(n_coarse)
@@ -271,7 +276,7 @@ def coarse_sharded(sg, to_coarse, n_coarse, pcs, pcd, pw, count, n):
     b = next_pow2(int(np.max(np.asarray(_bucket_counts(pcs, count, mesh=mesh, axis=axis, vc=vc)))))
     src, dst, w = _redistribute(pcs, pcd, pw, count, n_coarse, mesh=mesh, axis=axis, vc=vc, b=b)
     g = ShardedGraph(src, dst, w, np.asarray(nc, np.int32), vc, D * b, mesh, axis)
-    return g, np.asarray(to_coarse)[:n].astype(np.int32)
+    return g, on_first(to_coarse)[:n]
 
 
 def _ranges(cs, c, vc: int, D: int):
