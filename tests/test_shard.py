@@ -98,6 +98,16 @@ for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one c
     check_partition(g, np.asarray(got.levels[-1]))        # the last level; labels add the refinement
     assert got.status_name == "converged"
     checked += 1
+# on a mesh without the default device the coarse graph, the levels and the answer stay on the mesh's
+# first device, with the same answer as on the default device
+last = Mesh(np.array(jax.local_devices()[3:]), ("d",))
+g = jaxmatch.datasets.load("karate").graph
+got = jaxmatch.louvain(jaxmatch.shard(g, last, vertex_capacity=128, entry_capacity=512))
+one = jaxmatch.louvain(jaxmatch.shard(g, one_device, vertex_capacity=128, entry_capacity=512))
+assert got.labels.devices() == got.levels.devices() == {jax.local_devices()[3]}, got.labels.devices()
+assert np.array_equal(np.asarray(got.labels), np.asarray(one.labels))
+assert np.array_equal(np.asarray(got.levels), np.asarray(one.levels))
+checked += 1
 # a coarse graph too large for one device (here by Config.one_device_entries) stays on the mesh, split
 # by coarse source ranges, entry for entry the ShardedGraph of the communities' edges; the capacities
 # of the bundled graphs above (one compilation of level one and of the one-device solver)
@@ -147,7 +157,7 @@ def test_sharded_solvers_on_four_devices_equal_one_device():
     mesh, the same entries as a ShardedGraph of the communities' edges, and Louvain through it is certified."""
     out = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, timeout=600,
                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
-    assert out.returncode == 0 and out.stdout.strip() == "ok 40", (out.stdout[-500:], out.stderr[-3000:])
+    assert out.returncode == 0 and out.stdout.strip() == "ok 41", (out.stdout[-500:], out.stderr[-3000:])
 
 
 @pytest.fixture(scope="module")
