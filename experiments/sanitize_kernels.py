@@ -62,7 +62,7 @@ def main():
     def genrmf_rounds(push_cfg=cfg, solo=False):
         """Both kernels alone on genrmf (4 x 4 x 4, 4 programs): heights by the BFS kernel from the sink
         (checked against scipy's BFS), then push rounds (``push_cfg``) from the saturated source arcs
-        (excess conserved, the queue exactly the active vertices); ``solo``: the one-program launch of
+        (excess conserved, the queue exactly the active vertices, the labels valid); ``solo``: the one-program launch of
         ``Config.solo`` (thread barriers), which stops once the queue outgrows ``push_cfg.solo``."""
         import scipy.sparse as sp
         from scipy.sparse.csgraph import shortest_path
@@ -109,11 +109,15 @@ def main():
         assert int(e.astype(np.int64).sum()) == 0 and not bool(out.stalled)
         queue = np.asarray(out.buf)[int(out.side) * vc:][:int(out.count)]
         assert sorted(queue.tolist()) == np.flatnonzero((e > 0) & (hh < n) & (term == 0)).tolist()
+        a, b = np.where(src < n, src, 0), np.where(dst < n, dst, 0)   # valid labels on the residual arcs
+        real = (np.asarray(out.rc) > 0) & (src < n) & (dst < n) & (term[a] == 0) & (term[b] == 0)
+        assert np.all(hh[a[real]] <= hh[b[real]] + 1)
         return dict(levels=int(done), rounds=int(out.rounds), pushes=int(out.pushes))
     stage("genrmf_kernels", genrmf_rounds)
     # the BFS launch is the one compiled above: under memcheck a second compilation of it segfaulted
     stage("genrmf_kernels_reread", lambda: genrmf_rounds(cfg._replace(relabel_from_push=False)))
     stage("genrmf_kernels_solo", lambda: genrmf_rounds(cfg._replace(solo=64), solo=True))
+    stage("genrmf_kernels_fused", lambda: genrmf_rounds(cfg._replace(fused=True)))
 
     grid = from_scipy(road_grid(8, 8, p_delete=0.0))          # the 8 x 8 grid graph, rows x columns
 

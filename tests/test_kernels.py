@@ -220,7 +220,8 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
     flow_args = (i([1, 3, 3, 3, 3, 3]), 1, i([0, 5, 5, 0]), i([-5, 5, 0]), i([3, 1, 0]), i([-1, -1, -1]),
                  i([0, 1, 3, 4]), i([1, 0, 2, 1]), i([1, 0, 3, 2]), i([1, 0, 1, 0]), i([1, 0, 1]))
     flows = [(lambda *a, c=c: push_flow.push_rounds(*a, n=3, round_id=1, room=100.0, max_rounds=10, cfg=c),
-              flow_args) for c in (bfs_level.Config(), bfs_level.Config(relabel_from_push=False))]
+              flow_args) for c in (bfs_level.Config(), bfs_level.Config(relabel_from_push=False),
+                                   bfs_level.Config(fused=True))]
     match = (lambda *a: push_match.push_match_rounds(*a, inf=4, max_rounds=10),
              (i([0, 2, 2, 2]), 1, i([1, -1]), i([-1, 0]), i([2, 0]), i([0, 1]), i([0, 1, 3]), i([0, 0, 1])))
     for f, args in (*flows, match):
@@ -263,8 +264,9 @@ def test_max_flow_with_push_kernel():
     capacities near 2**31 (the prefix sums' wrap-around): the value equals scipy's, and the flow and
     cut certificates hold; a few rounds per launch and tiles narrower than the rows (the forward
     arcs' priority then per tile) change nothing of that, nor do one-program launches for queues of
-    at most 8 vertices (Config.solo), nor a degree bound that sends the networks with longer rows
-    (here the random ones) to the XLA steps. A round cap shows as MAX_ITERS."""
+    at most 8 vertices (Config.solo), nor rounds of one phase (Config.fused), nor a degree bound that
+    sends the networks with longer rows (here the random ones) to the XLA steps. A round cap shows as
+    MAX_ITERS."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import maximum_flow
 
@@ -283,7 +285,8 @@ def test_max_flow_with_push_kernel():
     cases.append((path, path + 1, np.full(49, 3), 50, [0], [49]))
     knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3, solo=8),
              bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2, push_max_degree=12),
-             bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=False)]
+             bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=False),
+             bfs_level.Config(programs=2, push_block=4, push_width=2, rounds=3, fused=True)]
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
         net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
         super_t = np.concatenate([tail, np.full(len(s), n), t]).astype(np.int32)
@@ -333,7 +336,8 @@ def test_bfs_kernel_default():
 def test_bfs_kernel_is_refused_under_vmap():
     """The persistent kernel asked for explicitly under vmap: a clear error (a batched launch could
     not keep all its programs resident for the grid barrier); the default runs the XLA levels. A
-    Config.solo that is not an int >= 0 is refused too."""
+    Config.solo that is not an int >= 0 is refused too, and Config.fused without the push phase's
+    minimum."""
     import jaxmatch
     from experiments.generators import genrmf
     from jaxmatch.flow import FlowNetwork, max_flow
@@ -350,6 +354,8 @@ def test_bfs_kernel_is_refused_under_vmap():
     for bad in (-1, 2.0, True):      # and a knob out of range, before tracing
         with pytest.raises(jaxmatch.GraphInputError, match="Config.solo"):
             max_flow(nets[0], 0, 26, kernel=bfs_level.Config(solo=bad))
+    with pytest.raises(jaxmatch.GraphInputError, match="Config.fused needs relabel_from_push"):
+        max_flow(nets[0], 0, 26, kernel=bfs_level.Config(fused=True, relabel_from_push=False))
 
 
 # ---------------------------------------------------------------------------
@@ -451,12 +457,13 @@ def test_bfs_levels_property(n, arcs, seed, max_levels):
     assert level == k
 
 
-@pytest.mark.parametrize("from_push", [False, True])
+@pytest.mark.parametrize("from_push", [False, True, "fused"])
 def test_push_rounds_keep_the_queue_exact(from_push):
     """The push kernel alone (interpret mode), launches of 1-4 rounds from a global relabel's state
     on genrmf: after each launch the queue holds every active vertex exactly once, excess is
     conserved, and the labels stay valid (h(u) <= h(w) + 1 on every residual arc between
-    non-terminals); also with the relabel phase taking the push phase's minimum. With Config.solo the
+    non-terminals); also with the relabel phase taking the push phase's minimum, and with one phase a
+    round (Config.fused: each relabel right after the pushes, by at most 2). With Config.solo the
     launches alternate as the solver's do (one program while the queue holds at most ``solo``
     vertices, the grid otherwise), and each stops by its rule: the one-program launch once the
     queue outgrows ``solo``, the grid's once it falls to ``solo // 2`` (or the queue empties, or the
@@ -486,7 +493,8 @@ def test_push_rounds_keep_the_queue_exact(from_push):
     src_row, dst_row = np.asarray(net.res.src), np.asarray(net.res.indices)
     inside = (src_row < n) & (dst_row < n)
     src_row, dst_row = np.where(inside, src_row, 0), np.where(inside, dst_row, 0)
-    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=from_push, solo=4)
+    cfg = bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=bool(from_push), solo=4,
+                           fused=from_push == "fused")
     stamp, done, kinds = jnp.full(vc, 2**31 - 1, jnp.int32), 0, set()
     for rounds in (1, 3, 2, 4, 1, 3, 4, 2, 4, 4, 4, 4):
         solo = count <= cfg.solo
@@ -512,12 +520,13 @@ def test_push_rounds_keep_the_queue_exact(from_push):
     assert kinds == {False, True}, kinds
 
 
-@pytest.mark.parametrize("from_push", [False, True])
+@pytest.mark.parametrize("from_push", [False, True, "fused"])
 def test_push_round_relabel_sees_the_arc_a_push_made(from_push):
     """u (height 1, excess, its one residual arc to x at height 6) and w (height 2) are in one chunk;
     w pushes into u in the push phase, after u read its row, which makes (u, w) residual. u's
     relabel must stay valid for that arc: h(u) <= h(w) + 1 = 3, not 1 + h(x) = 7 (with the push
-    phase's minimum, the cap at h + 2 for a vertex that received does it)."""
+    phase's minimum, the cap at h + 2 for a vertex that received does it; with one phase a round, the
+    cap on every relabel)."""
     import jax.numpy as jnp
 
     from jaxmatch.kernels import push_flow
@@ -526,7 +535,8 @@ def test_push_round_relabel_sees_the_arc_a_push_made(from_push):
     o = push_flow.push_rounds(i([0, 1, 3, 3, 3, 3]), 2, i([5, 0, 5, 0]), i([3, 3, 0]), i([1, 2, 6]),
                               i([-1, -1, -1]), i([0, 2, 3, 4]), i([2, 1, 0, 0]), i([3, 2, 1, 0]), i([1, 0, 1, 0]),
                               i([0, 0, 0]), n=10, round_id=1, room=100.0, max_rounds=1,
-                              cfg=bfs_level.Config(push_block=2, push_width=2, relabel_from_push=from_push),
+                              cfg=bfs_level.Config(push_block=2, push_width=2, relabel_from_push=bool(from_push),
+                                                   fused=from_push == "fused"),
                               interpret=True)
     assert o.rc.tolist() == [5, 3, 2, 0] and o.excess.tolist() == [6, 0, 0]
     assert o.height.tolist() == [3, 2, 6]

@@ -119,6 +119,8 @@ class Config(NamedTuple):
     match_width: int = 4   # G-PR push rounds: arcs per column per inner step (a power of two)
     solo: int = 0          # max flow: a queue of at most this many vertices runs in a one-program launch
                            # (thread barriers, no grid barrier) until it grows past it; 0: off
+    fused: bool = False    # max flow: each vertex relabels right after its pushes, by at most 2, and a round
+                           # has one grid barrier instead of two (needs relabel_from_push; push_flow's docstring)
 
 
 def choose(kernel, x, backend: str | None = None):
@@ -140,6 +142,9 @@ def choose(kernel, x, backend: str | None = None):
     if kernel:
         if isinstance(kernel.solo, bool) or not isinstance(kernel.solo, int) or kernel.solo < 0:
             raise GraphInputError(f"Config.solo must be an int >= 0, got {kernel.solo!r}")
+        if kernel.fused and not kernel.relabel_from_push:
+            raise GraphInputError("Config.fused needs relabel_from_push=True (the relabel takes the push "
+                                  "phase's minimum)")
         threads = 32 * kernel.num_warps
         for name in ("block", "width", "push_block", "push_width", "match_width", "num_warps"):
             v = getattr(kernel, name)

@@ -89,6 +89,34 @@ with plain loads passed the interpreter's tests and ran certified at
 conserved); its cause was not found, and this design, which ran certified
 at that size, was kept.
 
+**One phase a round** (``Config.fused``, off by default: not yet measured on a GPU). Each ``u``
+relabels right after its own pushes, in the push phase, to ``min(1 + lowest, h(u) + 2)`` (lowest:
+the push phase's minimum above), and claims its place in the next queue if excess is left; the
+round has one grid barrier, not two, and no relabel phase that reads the queue, the excesses and
+the heights again. The argument above, with heights now rising during the phase:
+
+* ``u`` pushes before it relabels, with the height it had at the round's start, h0(u); every
+  height it reads is at least the head's h0 (heights only grow). A push ``u -> w`` needs
+  h0(u) > read h(w) >= h0(w) and one ``w -> u`` needs h0(w) > h0(u): never both, so each residual
+  arc keeps one writer in the phase and ``rc`` needs no atomics, as before.
+* The new residual arc ``(w, u)`` of a push ``u -> w``: h0(w) <= read h(w) < h0(u). If ``w``'s
+  relabel saw the arc, h(w) <= 1 + (a value read of h(u)) <= 1 + h(u); if not, h(w) <= h0(w) + 2
+  <= h0(u) + 1 <= h(u) + 1. Valid either way.
+* ``u``'s relabel against an arc ``(u, w)`` made residual by a push ``w -> u`` that ``u`` did not
+  see (no barrier now separates it): that push needed h0(w) > read h(u) >= h0(u), so
+  h(u) <= h0(u) + 2 <= h0(w) + 1 <= h(w) + 1. The cap at h + 2 holds it for every relabel, since
+  without a barrier ``u`` cannot know whether such a push comes after its scan (the two-phase
+  form caps only a ``u`` whose stamp shows one). Every arc ``u`` read as residual: h(u) <=
+  1 + (a value read) <= 1 + h(w). The label grows (lowest >= h(u) once no admissible arc is left).
+* Queue: a vertex left with excess claims itself; one that receives a push is claimed by the
+  pusher, before or after its own turn; the stamps deduplicate both.
+
+So the labels stay valid and the generic bounds hold. The cost: a vertex rises by at most 2 a
+round between global relabels (the rise is 1 or 2 in most relabels: see
+:mod:`jaxmatch.flow.push_relabel`); the gain: half the barriers and the relabel phase's dependent
+loads (a genrmf21 round costs 24 us with ~10^3 queued vertices, a one-vertex round 9.5: RESULTS,
+session 27).
+
 **One program for a small queue** (``Config.solo``, off by default: not yet measured on a GPU).
 When the queue holds at most ``solo`` vertices the caller launches this kernel with one program
 (``push_rounds(..., solo=True)``), whose two barriers per round are thread barriers: the push and
@@ -249,7 +277,10 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         rem, pushes, *lowest = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
                                              (jnp.where(act, e, 0), jnp.int32(0), *start_low))
         _add(excess, u, rem - e, act, interpret)
-        if cfg.relabel_from_push:   # for the relabel phase: the minimum, or -1 (no relabel: no excess left)
+        if cfg.fused:   # relabel now, by at most 2 (Config.fused: why in the module docstring)
+            left = act & (rem > 0)   # every admissible arc saturated, so lowest >= h
+            finish(u, h, left, left, jnp.minimum(jnp.minimum(lowest[0], n) + 1, h + 2), base_out, slot, rid)
+        elif cfg.relabel_from_push:   # for the relabel phase: the minimum, or -1 (no relabel: no excess left)
             _store(lows, u, jnp.where(act & (rem > 0), lowest[0], -1), rows < count, interpret)
 
         @pl.when(pushes > 0)
@@ -317,9 +348,13 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
 
         base_in, base_out, rid = side * vc, (1 - side) * vc, stamp0 + done
         chunks(count, partial(push_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, rid=rid))
-        ok1 = sync(2 * done + 1)
-        chunks(count, partial(relabel_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot, rid=rid))
-        ok2 = sync(2 * done + 2)
+        if cfg.fused:     # one phase, one barrier a round
+            ok1 = ok2 = sync(done + 1)
+        else:
+            ok1 = sync(2 * done + 1)
+            chunks(count, partial(relabel_chunk, count=count, base_in=base_in, base_out=base_out, slot=slot,
+                                  rid=rid))
+            ok2 = sync(2 * done + 2)
         nxt = _read(state, _CNT + slot, interpret)
         work = work + 1.0 + _read(state, _ARCS + slot, interpret).astype(jnp.float32) / STEP_LANES
         return nxt, done + 1, 1 - side, work, stalled | ~(ok1 & ok2)
