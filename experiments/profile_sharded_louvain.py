@@ -40,6 +40,8 @@ def main():
     p.add_argument("--edges-per-device", type=int, default=1 << 24)
     p.add_argument("--host-devices", type=int, default=0, help="CPU only: this many host devices")
     p.add_argument("--no-solo", action="store_true", help="skip the one-device solver")
+    p.add_argument("--device-counts", type=int, nargs="+", default=None,
+                   help="the device counts to profile (default 1, 2, 4, 8 and all, up to the devices present)")
     args = p.parse_args()
     if args.host_devices:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
@@ -55,7 +57,7 @@ def main():
     from jaxmatch.community.config import Config
 
     devs = jax.local_devices()
-    counts = sorted({k for k in (1, 2, 4, 8, len(devs)) if k <= len(devs)})
+    counts = sorted({k for k in (args.device_counts or (1, 2, 4, 8, len(devs))) if k <= len(devs)})
     print(f"devices: {len(devs)} x {devs[0].device_kind}, jax {jax.__version__}", flush=True)
     cfg, rows = Config(), []
     for k in counts:
