@@ -79,13 +79,14 @@ def main():
         net = FlowNetwork.from_edges(tail, head, cap, n)
         res = {}
         for key, kernel in (("push", True), ("push_reread", bfs_level.Config(relabel_from_push=False)),
-                            ("bfs", bfs_level.Config(push=False)), ("xla", False)):
+                            ("push_fused", bfs_level.Config(fused=True)), ("bfs", bfs_level.Config(push=False)),
+                            ("xla", False)):
             jax.block_until_ready(max_flow(net, s, t, kernel=kernel))     # compile
             t0 = time.perf_counter()
             r = jax.block_until_ready(max_flow(net, s, t, kernel=kernel))
             res[key] = (r, time.perf_counter() - t0)
         keys = ("iterations", "global_relabels", "bfs_levels")
-        for key in ("push", "push_reread", "bfs"):
+        for key in ("push", "push_reread", "push_fused", "bfs"):
             (a, ta), (b, tb) = res[key], res["xla"]
             certify.check_flow(net, s, t, a.flow, a.flow_value)
             certify.check_min_cut(net, s, t, np.asarray(a.source_side), a.flow_value)
