@@ -56,7 +56,7 @@ started from the final labels instead of singletons. The partition differs
 from the one-device solver's, whose levels move vertices in degree buckets
 with conflict resolution: the test suite bounds the modularity gap on its
 graphs, and RESULTS records it (a coarse level on the mesh lost 0.9% of Q on
-a 2^20-edge planted graph, session 26, and 0.03% at 2^26 edges on 4 H100s for
+a 2^20-edge planted graph, session 26, and 0.02% at 2^26 edges on 4 H100s for
 7% less time, session 27; hence the coarse levels leave the mesh as soon as one
 device can hold them).
 """
