@@ -237,7 +237,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
         max_levels=None if max_levels is None else max_levels - 1, refine=False, **rest)
     # the gathers by the dense labels run on the mesh's first device (on the host the levels' gather
     # took a second at 8.4M vertices: RESULTS, session 27)
-    first = min(sg.mesh.devices.flat, key=lambda d: d.id)
+    first = _sh.first_device(sg.mesh.devices.flat)
     labels, q = jax.device_put(r.labels, first)[dense], r.modularity
     refined = dict(refine_iterations=0, refine_moves=np.zeros(0, np.int32))
     if refine:               # the final partition refined on the input graph, on the devices

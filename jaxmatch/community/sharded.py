@@ -197,9 +197,14 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
     return f(sg.src, sg.dst, sg.weights, sg.n, resolution, threshold, relative, start)
 
 
+def first_device(devices):
+    """The device of lowest id: where a mesh's one-device work and results go."""
+    return min(devices, key=lambda d: d.id)
+
+
 def on_first(x):
     """The copy of a replicated array on the first device of its mesh (no transfer)."""
-    one = min(x.sharding.device_set, key=lambda d: d.id)
+    one = first_device(x.sharding.device_set)
     return next(s.data for s in x.addressable_shards if s.device == one)
 
 
@@ -247,9 +252,8 @@ def coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n):
     dense label of each vertex [n], on the mesh's first device). (Building it on the host took 3.1-3.5 s of a
     4.3 s run on an H100 at 2^24 edges: RESULTS, session 25.)"""
     k = next_pow2(int(np.max(np.asarray(count))))
-    one = min(pcs.sharding.device_set, key=lambda d: d.id)
     cs, cd, w = map(on_first, _gather(pcs, pcd, pw, mesh=pcs.sharding.mesh, axis=pcs.sharding.spec[0], k=k))
-    level, pairs = _merge(cs, cd, w, jax.device_put(n_coarse, one), vertex_cap=to_coarse.shape[0])
+    level, pairs = _merge(cs, cd, w, on_first(n_coarse), vertex_cap=to_coarse.shape[0])
     nc, m = int(n_coarse), int(pairs)
     g = _graph(level, level.n, pairs, vc=next_pow2(nc), ec=next_pow2(m))
     return g, on_first(to_coarse)[:n]
@@ -325,7 +329,7 @@ def too_big(entries: int, sg, cfg: Config) -> bool:
     free memory holds at ``ONE_DEVICE_BYTES_PER_ENTRY`` (never where it reports no memory: CPU)."""
     limit = cfg.one_device_entries
     if limit is None:
-        stats = min(sg.mesh.devices.flat, key=lambda d: d.id).memory_stats() or {}
+        stats = first_device(sg.mesh.devices.flat).memory_stats() or {}
         if "bytes_limit" not in stats:
             return False
         limit = (stats["bytes_limit"] - stats.get("bytes_in_use", 0)) // ONE_DEVICE_BYTES_PER_ENTRY
