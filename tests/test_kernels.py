@@ -331,6 +331,12 @@ def test_bfs_kernel_default():
         return c
     jax.vmap(inside)(jax.numpy.stack([cap, cap]))
     assert seen == [None]
+    # a push chunk holds at least one queued vertex per thread of the push kernels' programs
+    assert bfs_level.choose(bfs_level.Config(push_warps=2, push_block=64), cap, "gpu").push_warps == 2
+    with pytest.raises(GraphInputError, match="push_warps=8, got 128"):
+        bfs_level.choose(bfs_level.Config(push_warps=8), cap, "gpu")
+    with pytest.raises(GraphInputError, match="Config.push_warps must be a power of two"):
+        bfs_level.choose(bfs_level.Config(push_warps=3), cap, "cpu")
 
 
 def test_bfs_kernel_is_refused_under_vmap():

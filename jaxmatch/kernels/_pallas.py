@@ -107,11 +107,14 @@ class Config(NamedTuple):
     block: int = 32        # BFS: frontier vertices per chunk (a power of two)
     width: int = 16        # BFS: arcs per vertex per inner step (a power of two)
     programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
-    num_warps: int = 8     # warps per program (8 x 32 threads; push_block at least that)
+    num_warps: int = 8     # warps per program of the BFS kernel (8 x 32 threads)
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # run the push rounds in a kernel too (max flow: push_flow; G-PR: push_match)
-    push_block: int = 256  # push rounds: queued vertices per chunk (a power of two, >= the threads)
+    push_block: int = 128  # push rounds: queued vertices per chunk (a power of two, >= the push threads)
+    push_warps: int = 4    # warps per program of the push-round kernels: a round's push phase is bound by
+                           # its program's memory operations, so smaller chunks on more programs (RESULTS,
+                           # session 28)
     push_width: int = 8    # max-flow push rounds: arcs per vertex per inner step (a power of two)
     push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal (G-PR: no column) has a longer row
     rounds: int = 1024     # push-relabel rounds per launch, at most
@@ -145,8 +148,8 @@ def choose(kernel, x, backend: str | None = None):
         if kernel.fused and not kernel.relabel_from_push:
             raise GraphInputError("Config.fused needs relabel_from_push=True (the relabel takes the push "
                                   "phase's minimum)")
-        threads = 32 * kernel.num_warps
-        for name in ("block", "width", "push_block", "push_width", "match_width", "num_warps"):
+        threads = 32 * kernel.push_warps
+        for name in ("block", "width", "push_block", "push_width", "match_width", "num_warps", "push_warps"):
             v = getattr(kernel, name)
             if v < 1 or v & (v - 1):
                 raise GraphInputError(f"Config.{name} must be a power of two, got {v}")
@@ -154,7 +157,7 @@ def choose(kernel, x, backend: str | None = None):
             # a vector of fewer elements than threads is held by several threads each, and an atomic's
             # result seen by one copy only made the queue inconsistent (illegal addresses on the H100)
             raise GraphInputError(f"Config.push_block must be at least the {threads} threads of "
-                                  f"num_warps={kernel.num_warps}, got {kernel.push_block}")
+                                  f"push_warps={kernel.push_warps}, got {kernel.push_block}")
     if kernel and batched:
         raise GraphInputError("kernel= does not run under jax.vmap (the persistent kernel's grid barrier "
                               "needs all its programs resident); leave kernel=None there")
@@ -171,9 +174,10 @@ def _resident(cfg: Config, items: int, block: int, interpret: bool) -> int:
     return max(1, min(cfg.programs, sms, -(-items // block)))
 
 
-def _persistent_call(kernel, reads, alias, *, grid: int, cfg: Config, interpret: bool):
-    """One launch of a persistent kernel over ``grid`` programs, every array whole in each program:
-    ``reads`` are inputs only, ``alias`` are updated in place and returned (a list, in order)."""
+def _persistent_call(kernel, reads, alias, *, grid: int, cfg: Config, interpret: bool, warps: int | None = None):
+    """One launch of a persistent kernel over ``grid`` programs of ``warps`` warps (default
+    ``cfg.num_warps``), every array whole in each program: ``reads`` are inputs only, ``alias`` are
+    updated in place and returned (a list, in order)."""
     ins = [*reads, *alias]
     whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,) * x.ndim)  # noqa: E731
     return pl.pallas_call(
@@ -183,7 +187,7 @@ def _persistent_call(kernel, reads, alias, *, grid: int, cfg: Config, interpret:
         out_specs=[whole(x) for x in alias],
         out_shape=[jax.ShapeDtypeStruct(x.shape, x.dtype) for x in alias],
         input_output_aliases={len(reads) + i: i for i in range(len(alias))},
-        compiler_params=plgpu.CompilerParams(num_warps=cfg.num_warps, num_stages=1),
+        compiler_params=plgpu.CompilerParams(num_warps=warps or cfg.num_warps, num_stages=1),
         interpret=interpret,
     )(*ins)
 

@@ -141,11 +141,14 @@ def _residual_level(reads, dists, level, interpret):
     (indptr, heads, rev, rc, counted), (dist,) = reads, dists
 
     def visit(y, x, k, valid):
+        # masks by what an address needs: the head's label and whether it counts are fetched beside
+        # the reverse arc's capacity and the claim, not after them (as push_flow's loads)
         back = _load(rc, _load(rev, k, valid, 0), valid, 0) > 0
-        cand = valid & back & (_i32(_load(dist, x, valid & back, 0.0, volatile=True)) == INT_MAX)
+        cand = valid & back & (_i32(_load(dist, x, valid, 0.0, volatile=True)) == INT_MAX)
+        wanted = _load(counted, x, cand, 0)
         old = _flat(_claim_min, dist, x, jnp.full(x.shape, level, jnp.int32), cand, interpret)
         new = cand & (old == INT_MAX)
-        return new, x, jnp.where(new, _load(counted, x, new, 0), 0)
+        return new, x, jnp.where(new, wanted, 0)
     return (indptr, heads), visit
 
 
@@ -157,9 +160,10 @@ def _alternating_level(reads, dists, level, interpret):
 
     def visit(y, x, k, valid):
         cand = valid & (_i32(_load(psi_c, x, valid, 0.0, volatile=True)) == INT_MAX)
+        mated = _load(mate, x, cand, -1)    # beside the claim, not after it
         old = _flat(_claim_min, psi_c, x, jnp.full(x.shape, level + 1, jnp.int32), cand, interpret)
         col_new = cand & (old == INT_MAX)
-        r = _load(mate, x, col_new, -1)
+        r = jnp.where(col_new, mated, -1)
         new = col_new & (r >= 0)
         _flat(_store, psi_r, r, jnp.full(x.shape, level + 2, jnp.int32), new, interpret)
         return new, r, col_new.astype(jnp.int32)

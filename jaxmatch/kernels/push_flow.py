@@ -78,7 +78,7 @@ lock-free argument, made simpler by the barrier between the two phases):
 
 What the GPU taught (H100, JAX 0.11.2). Every claim uses the value its
 atomic hands back, and no vector of the kernel holds fewer elements than the
-program has threads (``Config.push_block`` >= 32 * ``num_warps``, checked by
+program has threads (``Config.push_block`` >= 32 * ``push_warps``, checked by
 :func:`jaxmatch.kernels._pallas.choose`): with 16-32 queued vertices per
 chunk at 4 warps Triton holds each vertex in several threads, an exchange's
 result reached one copy only, and the queues went inconsistent (illegal and
@@ -235,11 +235,14 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         e = _load(excess, u, ok, 0, volatile=True)
         h = _load(height, u, ok, INT_MAX, volatile=True)
         act = ok & (_load(terminal, u, ok, 1) == 0) & (e > 0) & (h < n)
-        return u, e, h, act
+        return u, e, h, act, ok
 
+    # Loads are masked by what their address needs, not by what their value is for, so that none
+    # waits on another's value for its mask alone (measured neutral on the H100: RESULTS, session 28).
     def push_chunk(rows, count, base_in, base_out, slot, rid):
-        u, e, h, act = vertex(rows, count, base_in)
-        start, deg = row(u, act)
+        u, e, h, act, ok = vertex(rows, count, base_in)
+        start, deg = row(u, ok)              # beside the vertex's state, not after it
+        deg = jnp.where(act, deg, 0)
         arcs = jnp.sum(deg, dtype=jnp.int32)
 
         @pl.when(arcs > 0)
@@ -257,6 +260,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             kr = _load(rev, k, valid, 0)
             res = valid & (r > 0)
             hw = _load(height, w, res, INT_MAX, volatile=True)
+            tw = _load(terminal, w, res, 1)      # beside the head's height, not after the pushes
             adm = res & (hw < h[:, None])
             if cfg.relabel_from_push:   # the lowest head of the arcs that stay residual (not admissible)
                 lowest = [jnp.minimum(lowest[0], jnp.min(jnp.where(res & ~adm & (w != u[:, None]), hw, INT_MAX),
@@ -268,7 +272,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             _flat(_store, rc, k, r - d, moved, interpret)
             _add(rc, kr, d, moved, interpret)
             _add(excess, w, d, moved, interpret)
-            cand = moved & (_load(terminal, w, moved, 1) == 0)
+            cand = moved & (tw == 0)
             _append(state, _CNT + slot, buf, base_out, _flat(_claim, stamp, w, rid, cand, interpret), w, interpret)
             return (rem, pushes + jnp.sum(moved.astype(jnp.int32), dtype=jnp.int32), *lowest)
 
@@ -288,10 +292,11 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
             _atomic_add(state, _PUSHES, pushes, interpret)
 
     def relabel_chunk(rows, count, base_in, base_out, slot, rid):
-        u, _, h, act = vertex(rows, count, base_in)
+        u, _, h, act, ok = vertex(rows, count, base_in)
         if cfg.relabel_from_push:
-            return relabel_stored(u, h, act, base_out, slot, rid)
-        start, deg = row(u, act)
+            return relabel_stored(u, h, act, ok, base_out, slot, rid)
+        start, deg = row(u, ok)
+        deg = jnp.where(act, deg, 0)
 
         def tile(j, low):
             q = j * cfg.push_width + cols
@@ -306,9 +311,9 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
                             jnp.full(u.shape, INT_MAX, jnp.int32))
         finish(u, h, act, act & (low >= h), jnp.minimum(low, n) + 1, base_out, slot, rid)
 
-    def relabel_stored(u, h, act, base_out, slot, rid):
-        lowest = _load(lows, u, act, -1, volatile=True)
-        received = _i32(_load(stamp, u, act, 0.0, volatile=True)) == rid   # a push into u claimed it this round
+    def relabel_stored(u, h, act, ok, base_out, slot, rid):
+        lowest = jnp.where(act, _load(lows, u, ok, -1, volatile=True), -1)   # loaded beside the vertex's state
+        received = _i32(_load(stamp, u, ok, 0.0, volatile=True)) == rid   # a push into u claimed it this round
         new_h = jnp.minimum(lowest, n) + 1
         new_h = jnp.where(received, jnp.minimum(new_h, h + 2), new_h)    # why: see the module docstring
         finish(u, h, act, act & (lowest >= h), new_h, base_out, slot, rid)
@@ -397,7 +402,7 @@ def push_rounds(buf, count, rc, excess, height, stamp, indptr, heads, rev, fwd, 
     alias = [buf, rc, excess, height, _f32(stamp), jnp.zeros(_STATE, jnp.int32), scratch]
     out = _persistent_call(partial(_kernel, cfg=cfg, grid=grid, vc=vc, interpret=interpret, solo=solo),
                            [meta, room, indptr, heads, rev, fwd, terminal], alias, grid=grid, cfg=cfg,
-                           interpret=interpret)
+                           interpret=interpret, warps=cfg.push_warps)
     buf, rc, excess, height, stamp, st, _ = out
     return Rounds(rc, excess, height, _i32(stamp), buf, st[_SIDE], st[_COUNT], st[_DONE],
                   _f32(st[_WORK]), st[_PUSHES], st[_RELABELS], st[_STALLED] > 0)

@@ -201,7 +201,8 @@ def push_match_rounds(buf, count, row_mate, col_mate, psi_r, psi_c, indptr, rows
     meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (count, side, inf, max_rounds)])
     alias = [buf, _f32(row_mate), col_mate, psi_r, psi_c, jnp.zeros(_STATE, jnp.int32)]
     out = _persistent_call(partial(_kernel, cfg=cfg, grid=grid, slots=slots, interpret=interpret),
-                           [meta, indptr, rows], alias, grid=grid, cfg=cfg, interpret=interpret)
+                           [meta, indptr, rows], alias, grid=grid, cfg=cfg, interpret=interpret,
+                           warps=cfg.push_warps)
     buf, row_mate, col_mate, psi_r, psi_c, st = out
     return MatchRounds(_i32(row_mate), col_mate, psi_r, psi_c, buf, st[_SIDE], st[_COUNT], st[_DONE],
                        st[_PUSHES], st[_STALLED] > 0)
