@@ -158,17 +158,14 @@ def main(argv=None):
                     t0 = time.perf_counter()
                     res = run()
                     times.append(time.perf_counter() - t0)
-                plain[(cls, scale, knobs)] = (float(np.median(times)), {k: int(v) for k, v in res.stats.items()})
+                plain[(cls, scale, knobs)] = (float(np.median(times)), {k: int(v) for k, v in res.stats.items()},
+                                              (net, src, snk, cfg))
     install()
     rows = []
-    for (cls, scale, knobs), (wall, stats) in plain.items():
-        t, h, c, sources, sinks, n, _ = build(cls, scale)
-        net = FlowNetwork.from_edges(t, h, c, n)
-        cfg = bfs_level.Config(**{k: int(v) for k, v in (x.split("=") for x in knobs.split(",") if x)})
+    for (cls, scale, knobs), (wall, stats, (net, src, snk, cfg)) in plain.items():
         TOTALS.clear()
         t0 = time.perf_counter()
-        res = jax.block_until_ready(max_flow(net, jnp.asarray(sources, jnp.int32), jnp.asarray(sinks, jnp.int32),
-                                             kernel=cfg))
+        res = jax.block_until_ready(max_flow(net, src, snk, kernel=cfg))
         timed_wall = time.perf_counter() - t0
         jax.effects_barrier()
         row = dict(graph=f"{cls}{scale}", config=knobs or "default", wall_s=wall, timed_wall_s=timed_wall,

@@ -89,7 +89,7 @@ with plain loads passed the interpreter's tests and ran certified at
 conserved); its cause was not found, and this design, which ran certified
 at that size, was kept.
 
-**One phase a round** (``Config.fused``, off by default: not yet measured on a GPU). Each ``u``
+**One phase a round** (``Config.fused``, off by default: no faster on the H100, RESULTS session 28). Each ``u``
 relabels right after its own pushes, in the push phase, to ``min(1 + lowest, h(u) + 2)`` (lowest:
 the push phase's minimum above), and claims its place in the next queue if excess is left; the
 round has one grid barrier, not two, and no relabel phase that reads the queue, the excesses and
@@ -113,19 +113,19 @@ the heights again. The argument above, with heights now rising during the phase:
 
 So the labels stay valid and the generic bounds hold. The cost: a vertex rises by at most 2 a
 round between global relabels (the rise is 1 or 2 in most relabels: see
-:mod:`jaxmatch.flow.push_relabel`); the gain: half the barriers and the relabel phase's dependent
-loads (a genrmf21 round costs 24 us with ~10^3 queued vertices, a one-vertex round 9.5: RESULTS,
-session 27).
+:mod:`jaxmatch.flow.push_relabel`); the hoped gain, half the barriers and the relabel phase's
+loads, did not show: a grid barrier costs 0.2 us and a round's time is its push phase (RESULTS,
+session 28, ``experiments/time_rounds.py``).
 
-**One program for a small queue** (``Config.solo``, off by default: not yet measured on a GPU).
+**One program for a small queue** (``Config.solo``, off by default: no gain on the H100, RESULTS sessions 27-28).
 When the queue holds at most ``solo`` vertices the caller launches this kernel with one program
 (``push_rounds(..., solo=True)``), whose two barriers per round are thread barriers: the push and
 relabel phases are the same code, and one program's threads see each other's global writes
 after a thread barrier (they share the SM's L1), so the argument above holds with the grid
 barrier replaced. That launch stops once the queue outgrows ``solo``; a grid launch stops once it
 falls to ``solo // 2`` (each runs at least one round, so the caller's alternation cannot stall).
-The aim: skip the grid barriers' cost (a round of one vertex cost 7 us with them) on the long
-stretches of small queues of genrmf and road networks; issue 20, to be measured.
+The aim was to skip the grid barriers' cost on the long stretches of small queues of genrmf and
+road networks; the barriers turned out to cost 0.2 us each (RESULTS, session 28).
 
 The grid barrier and the three rotating counter slots are those of
 :mod:`jaxmatch.kernels.bfs_level` (whose docstring explains the rotation);
@@ -225,9 +225,11 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
     cols = jnp.arange(cfg.push_width, dtype=jnp.int32)[None, :]
     chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
 
-    def row(u, ok):
+    def row(u, ok, act):
+        """The row of ``u``: loaded where ``ok`` (beside the vertex's state, not after it), its
+        length zero where ``u`` is not active."""
         start = _load(indptr, u, ok, 0)
-        return start, jnp.where(ok, _load(indptr, u + 1, ok, 0) - start, 0)
+        return start, jnp.where(act, _load(indptr, u + 1, ok, 0) - start, 0)
 
     def vertex(rows, count, base_in):
         ok = rows < count
@@ -241,8 +243,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
     # waits on another's value for its mask alone (measured neutral on the H100: RESULTS, session 28).
     def push_chunk(rows, count, base_in, base_out, slot, rid):
         u, e, h, act, ok = vertex(rows, count, base_in)
-        start, deg = row(u, ok)              # beside the vertex's state, not after it
-        deg = jnp.where(act, deg, 0)
+        start, deg = row(u, ok, act)
         arcs = jnp.sum(deg, dtype=jnp.int32)
 
         @pl.when(arcs > 0)
@@ -295,8 +296,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         u, _, h, act, ok = vertex(rows, count, base_in)
         if cfg.relabel_from_push:
             return relabel_stored(u, h, act, ok, base_out, slot, rid)
-        start, deg = row(u, ok)
-        deg = jnp.where(act, deg, 0)
+        start, deg = row(u, ok, act)
 
         def tile(j, low):
             q = j * cfg.push_width + cols
