@@ -62,7 +62,8 @@ def main():
         counted = jnp.ones(vc, bool)
         args_ = (net.res.indptr, net.res.indices, net.res_rev, rc, counted)
         d, buf, side, cnt, found, done, stalled = bfs_level.bfs_levels(
-            jnp.asarray(frontier), roots.size, 1, jnp.asarray(dist), *args_, interpret=interpret)
+            jnp.asarray(frontier), roots.size, 1, jnp.asarray(dist), net.res.indptr, net.res.indices, rc[net.res_rev],
+            counted, interpret=interpret)
         rd, rf, rcount, level = jnp.asarray(dist), jnp.asarray(frontier[:vc]), roots.size, 1
         while rcount > 0:
             rd, rf, rcount, _ = bfs_level._reference(rf, rcount, level, rd, *args_)

@@ -87,8 +87,8 @@ def main():
         buf = np.full(2 * vc, vc, np.int32)
         buf[0] = t
         d, buf2, side, count, _, done, stalled = bfs_level.bfs_levels(
-            jnp.asarray(buf), 1, 1, jnp.asarray(dist), net.res.indptr, net.res.indices, net.res_rev,
-            jnp.asarray(rc, jnp.int32), jnp.ones(vc, bool), max_levels=1000, cfg=cfg, interpret=interpret)
+            jnp.asarray(buf), 1, 1, jnp.asarray(dist), net.res.indptr, net.res.indices,
+            jnp.asarray(rc, jnp.int32)[net.res_rev], jnp.ones(vc, bool), max_levels=1000, cfg=cfg, interpret=interpret)
         d = np.asarray(d)[:n]
         assert not bool(stalled) and int(count) == 0
         assert np.array_equal(np.where(np.isinf(want), 2**31 - 1, want).astype(np.int64), d.astype(np.int64))

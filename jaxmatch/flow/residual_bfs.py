@@ -105,11 +105,12 @@ def residual_bfs(net, rc, roots, blocked, counted, rungs, *, search: bool, unrol
 
     if kernel is not None and not search:   # many levels per launch of the persistent kernel
         wanted = counted.astype(jnp.int32)
+        back = take(rc, net.res_rev, 0)    # each arc's reverse capacity: one trip a level in the kernel
 
         def launch(c):
             b, buf, side, stalled = c
             dist, buf, side, count, found, done, halt = bfs_levels(
-                buf, b.count, b.levels + 1, b.dist, net.res.indptr, net.res.indices, net.res_rev, rc, wanted,
+                buf, b.count, b.levels + 1, b.dist, net.res.indptr, net.res.indices, back, wanted,
                 side=side, want=want - b.found if early else INT_MAX, cfg=kernel, interpret=interpret)
             return (b._replace(dist=dist, frontier=lax.dynamic_slice(buf, (side * vc,), (vc,)), count=count,
                                found=b.found + found, levels=b.levels + done), buf, side, stalled | halt)
