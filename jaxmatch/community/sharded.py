@@ -203,9 +203,11 @@ def first_device(devices):
 
 
 def on_first(x):
-    """The copy of a replicated array on the first device of its mesh (no transfer)."""
+    """The copy of a replicated array on the first device of its mesh (no transfer), as a plain
+    one-device array: on a one-device mesh the shard is the array itself, still placed by the mesh,
+    and the one-device solver compiled its programs again for that placement."""
     one = first_device(x.sharding.device_set)
-    return next(s.data for s in x.addressable_shards if s.device == one)
+    return jax.device_put(next(s.data for s in x.addressable_shards if s.device == one), one)
 
 
 @partial(jax.jit, static_argnames=("mesh", "axis", "k"))
@@ -243,11 +245,18 @@ def _graph(level, n_coarse, pairs, *, vc: int, ec: int):
                  vertex_cap=vc, entry_cap=ec, weighted=True)
 
 
+#: the least (vertex, entry) capacities of a coarse graph built on one device: small coarse graphs
+#: share one size class, so the one-device solver compiles once for all of them, not once per
+#: power of two (three bundled graphs' coarse graphs took three compilations of 1.6-2.6 s each
+#: on a 2-core CPU; a solve at this size costs milliseconds)
+COARSE_FLOOR = (1024, 4096)
+
+
 def coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n):
     """The graph of level one's communities (numbered by rank of their ids, as ``np.unique(labels)``)
     from the devices' merged pairs (:func:`level_one`): each device's first ``max(count)`` slots go
     to the mesh's first device and are merged there as the one-device solver aggregates a level;
-    the result in the capacities ``Graph.from_edges`` would choose. One device holds the distinct
+    the result in the capacities ``Graph.from_edges`` would choose, at least :data:`COARSE_FLOOR`. One device holds the distinct
     pairs, not the input's entries; the counts and the labels cross to the host. Returns (Graph, the
     dense label of each vertex [n], on the mesh's first device). (Building it on the host took 3.1-3.5 s of a
     4.3 s run on an H100 at 2^24 edges: RESULTS, session 25.)"""
@@ -255,7 +264,7 @@ def coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n):
     cs, cd, w = map(on_first, _gather(pcs, pcd, pw, mesh=pcs.sharding.mesh, axis=pcs.sharding.spec[0], k=k))
     level, pairs = _merge(cs, cd, w, on_first(n_coarse), vertex_cap=to_coarse.shape[0])
     nc, m = int(n_coarse), int(pairs)
-    g = _graph(level, level.n, pairs, vc=next_pow2(nc), ec=next_pow2(m))
+    g = _graph(level, level.n, pairs, vc=max(next_pow2(nc), COARSE_FLOOR[0]), ec=max(next_pow2(m), COARSE_FLOOR[1]))
     return g, on_first(to_coarse)[:n]
 
 
