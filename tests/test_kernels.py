@@ -450,7 +450,8 @@ def test_bfs_levels_property(n, arcs, seed, max_levels):
     d, buf, side, count, level = jax.numpy.asarray(dist), jax.numpy.asarray(buf), 0, roots.size, 1
     while count > 0:
         d, buf, side, count, _, done, stalled = bfs_level.bfs_levels(
-            buf, count, level, d, graph[0], graph[1], graph[3][graph[2]], graph[4], side=side, max_levels=max_levels, interpret=True)
+            buf, count, level, d, graph[0], graph[1], graph[3][graph[2]], graph[4], side=side,   # back = rc[rev]
+            max_levels=max_levels, interpret=True)
         assert 1 <= int(done) <= max_levels and not bool(stalled)
         level, count = level + int(done), int(count)
     first = np.full(48, 48, np.int32)

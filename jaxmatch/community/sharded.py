@@ -256,15 +256,17 @@ def coarse_graph(to_coarse, n_coarse, pcs, pcd, pw, count, n):
     """The graph of level one's communities (numbered by rank of their ids, as ``np.unique(labels)``)
     from the devices' merged pairs (:func:`level_one`): each device's first ``max(count)`` slots go
     to the mesh's first device and are merged there as the one-device solver aggregates a level;
-    the result in the capacities ``Graph.from_edges`` would choose, at least :data:`COARSE_FLOOR`. One device holds the distinct
-    pairs, not the input's entries; the counts and the labels cross to the host. Returns (Graph, the
-    dense label of each vertex [n], on the mesh's first device). (Building it on the host took 3.1-3.5 s of a
-    4.3 s run on an H100 at 2^24 edges: RESULTS, session 25.)"""
+    the result in the capacities ``Graph.from_edges`` would choose, at least :data:`COARSE_FLOOR`.
+    One device holds the distinct pairs, not the input's entries; the counts and the labels cross
+    to the host. Returns (Graph, the dense label of each vertex [n], on the mesh's first device).
+    (Building it on the host took 3.1-3.5 s of a 4.3 s run on an H100 at 2^24 edges: RESULTS,
+    session 25.)"""
     k = next_pow2(int(np.max(np.asarray(count))))
     cs, cd, w = map(on_first, _gather(pcs, pcd, pw, mesh=pcs.sharding.mesh, axis=pcs.sharding.spec[0], k=k))
     level, pairs = _merge(cs, cd, w, on_first(n_coarse), vertex_cap=to_coarse.shape[0])
     nc, m = int(n_coarse), int(pairs)
-    g = _graph(level, level.n, pairs, vc=max(next_pow2(nc), COARSE_FLOOR[0]), ec=max(next_pow2(m), COARSE_FLOOR[1]))
+    vc, ec = max(next_pow2(nc), COARSE_FLOOR[0]), max(next_pow2(m), COARSE_FLOOR[1])
+    g = _graph(level, level.n, pairs, vc=vc, ec=ec)
     return g, on_first(to_coarse)[:n]
 
 

@@ -307,7 +307,8 @@ def bfs_level(frontier, count, level, dist, indptr, heads, rev, rc, counted, out
     vc = dist.shape[0]
     spare = jnp.full(vc, vc, jnp.int32) if out is None else out
     d, buf, _, cnt, found, done, _ = bfs_levels(jnp.concatenate([frontier, spare]), count, level, dist, indptr,
-                                                heads, take(rc, rev, 0), counted, max_levels=1, cfg=cfg, interpret=interpret)
+                                                heads, take(rc, rev, 0), counted, max_levels=1, cfg=cfg,
+                                                interpret=interpret)
     return d, jnp.where(done > 0, buf[vc:], spare), cnt * (done > 0), found
 
 
