@@ -22,6 +22,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from jaxmatch._ops import is_traced, trim
@@ -228,6 +229,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     if max_levels == 1:      # level one only: MAX_LEVELS when another level could still merge communities
         more = int(coarse.n) < n
         status = jnp.where(status1 != 0, status1, jnp.int32(Status.MAX_LEVELS if more else Status.CONVERGED))
+        dense = _by_smallest_vertex(dense)
         res = LouvainResult(dense, dense[None], q1, jnp.reshape(q1, (1,)),
                             status, one)
         return settle("louvain", res, throw)
@@ -259,11 +261,19 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     # as on one device, a level's iteration cap counts in the last stage only (the refinement, if any)
     # on the host: the coarse levels ran on one device (or on the mesh), level one and the refinement on the mesh
     status = int(r.status) if not refine or int(r.status) == Status.MAX_LEVELS else int(status2)
-    levels = jnp.concatenate([dense[None], jax.device_put(r.levels, first)[:, dense]])
+    levels = _by_smallest_vertex(jnp.concatenate([dense[None], jax.device_put(r.levels, first)[:, dense]]))
     level_q = np.concatenate([np.reshape(q1, (1,)), r.level_modularity])
-    res = LouvainResult(labels, levels, jnp.asarray(np.asarray(q)),
+    res = LouvainResult(_by_smallest_vertex(labels), levels, jnp.asarray(np.asarray(q)),
                         jnp.asarray(level_q), jnp.int32(status), stats)
     return settle("louvain", res, throw)
+
+
+@jax.jit
+def _by_smallest_vertex(labels):
+    """:func:`jaxmatch.community.louvain.by_smallest_vertex` on trimmed labels ([n] or each row of
+    [L, n]): the sharded run numbers its answer as the one-device solver does."""
+    one = lambda row: _lv.by_smallest_vertex(row, jnp.ones(row.shape, bool))  # noqa: E731
+    return one(labels) if labels.ndim == 1 else lax.map(one, labels)   # a row at a time: one row's buffers
 
 
 def _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine) -> None:

@@ -126,6 +126,20 @@ def renumber(comm, real):
     return jnp.where(real, take(new_id, comm, -1), -1), jnp.sum(used, dtype=jnp.int32)
 
 
+def by_smallest_vertex(labels, real):
+    """``labels`` renumbered 0 .. k-1 in the order of each community's smallest vertex, -1 where not
+    ``real``: the numbering of what the solvers return depends on the partition alone, not on which
+    vertex ids the moves happened to leave as community ids (two runs that agree on the partition,
+    say a vmapped batch and a solo run, whose float sums may round differently, agree on the
+    labels)."""
+    n_cap = labels.shape[0]
+    ids = jnp.arange(n_cap, dtype=jnp.int32)
+    lab = jnp.where(real, labels, n_cap)
+    lead = take(jax.ops.segment_min(ids, lab, n_cap + 1), lab, n_cap)   # the smallest vertex of its community
+    rank = prefix(real & (lead == ids), dtype=jnp.int32) - 1
+    return jnp.where(real, take(rank, lead, -1), -1)
+
+
 def threshold_of(opts: Options, n):
     """(absolute, relative) gain a sweep of a level of ``n`` movable vertices needs for another one."""
     large = n > opts.large_graph
@@ -229,9 +243,10 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg
     # at most max_levels coarsening passes and one refinement pass
     st = lax.while_loop(lambda s: ~s.done, body, st)
 
-    labels = st.orig
+    labels = by_smallest_vertex(st.orig, real0)
     n_levels = st.level
     levels, level_q = held_records(st.levels, st.level_q, n_levels)
+    levels = lax.map(lambda row: by_smallest_vertex(row, real0), levels)   # a row at a time: one row's buffers
     q, status = outcome(gr0, labels, real0, k0, opts.resolution, st.out_of_levels, st.hit_max_iters)
     stats = dict(levels=n_levels, iterations=st.iters, moves=st.moves, vertices=st.verts,
                  communities=st.communities, refine_iterations=st.refine_iters,

@@ -24,10 +24,12 @@ class LouvainResult(NamedTuple):
     ``refine_moves`` [I]. ``status_name`` gives ``status`` in words.
 
     Attributes:
-        labels: int32 [n]: the community of each vertex, numbered 0 .. k-1.
+        labels: int32 [n]: the community of each vertex, numbered 0 .. k-1 in
+            the order of their smallest vertex (so two runs that find the same
+            partition, a vmapped batch and a solo run say, give the same labels).
         levels: int32 [levels, n]: the hierarchy; row l is the partition of
             the *input* vertices after level l, each row a coarsening of the
-            one before, numbered 0 .. k_l - 1. ``levels[-1]`` equals
+            one before, numbered 0 .. k_l - 1 in the order of their smallest vertex. ``levels[-1]`` equals
             ``labels`` when ``refine=False``; with refinement ``labels`` is
             ``levels[-1]`` with some input vertices moved
             (``stats["refine_moves"]``).
@@ -70,7 +72,8 @@ class LeidenResult(NamedTuple):
             the order of their smallest vertex; every community induces a
             connected subgraph.
         levels: int32 [levels, n]: row l is the partition P after level l on
-            the input vertices, numbered 0 .. k_l - 1. Rows need not be nested
+            the input vertices, numbered 0 .. k_l - 1 in the order of their
+            smallest vertex. Rows need not be nested
             (a level moves subcommunities between communities); ``labels`` is
             the last row split into connected pieces (``stats["split"]``).
         modularity: scalar: Q of ``labels`` on the input graph (NaN when the
