@@ -130,6 +130,9 @@ def check_result(g, res, resolution=1.0):
     levels = np.asarray(res.levels)
     n_levels = int(res.stats["levels"])
     assert levels.shape == (n_levels, n) and n_levels >= (1 if n else 0)
+    for row in (labels, *levels):   # numbered 0 .. k-1 in the order of each community's smallest vertex
+        first = np.unique(row, return_index=True)[1]
+        assert np.array_equal(np.unique(row), np.arange(first.size)) and np.all(np.diff(first) > 0), row
     refined = int(np.sum(res.stats["refine_moves"]))
     if n_levels and not refined:          # the refinement moved nobody: the last level is the answer
         np.testing.assert_array_equal(levels[-1], labels)

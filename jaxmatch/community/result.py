@@ -29,10 +29,10 @@ class LouvainResult(NamedTuple):
             partition, a vmapped batch and a solo run say, give the same labels).
         levels: int32 [levels, n]: the hierarchy; row l is the partition of
             the *input* vertices after level l, each row a coarsening of the
-            one before, numbered 0 .. k_l - 1 in the order of their smallest vertex. ``levels[-1]`` equals
-            ``labels`` when ``refine=False``; with refinement ``labels`` is
-            ``levels[-1]`` with some input vertices moved
-            (``stats["refine_moves"]``).
+            one before, numbered 0 .. k_l - 1 in the order of their smallest
+            vertex. ``levels[-1]`` equals ``labels`` when ``refine=False``;
+            with refinement ``labels`` is ``levels[-1]`` with some input
+            vertices moved (``stats["refine_moves"]``).
         modularity: scalar of the weights' dtype: Q of ``labels`` on the input
             graph (see :func:`modularity`); NaN when the graph has no edge
             weight.
