@@ -22,7 +22,6 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from jaxmatch._ops import is_traced, trim
@@ -272,8 +271,8 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
 def _by_smallest_vertex(labels):
     """:func:`jaxmatch.community.louvain.by_smallest_vertex` on trimmed labels ([n] or each row of
     [L, n]): the sharded run numbers its answer as the one-device solver does."""
-    one = lambda row: _lv.by_smallest_vertex(row, jnp.ones(row.shape, bool))  # noqa: E731
-    return one(labels) if labels.ndim == 1 else lax.map(one, labels)   # a row at a time: one row's buffers
+    real = jnp.ones(labels.shape[-1], bool)
+    return _lv.by_smallest_vertex(labels, real) if labels.ndim == 1 else _lv.rows_by_smallest_vertex(labels, real)
 
 
 def _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine) -> None:

@@ -83,7 +83,7 @@ from jaxmatch._ops import take
 from jaxmatch.community.aggregation import aggregate, coarse_ids
 from jaxmatch.community.buckets import Level, buckets_of
 from jaxmatch.community.config import DEFAULT, Config, Options
-from jaxmatch.community.louvain import by_smallest_vertex, held_records, outcome, renumber, threshold_of
+from jaxmatch.community.louvain import held_records, outcome, renumber, rows_by_smallest_vertex, threshold_of
 from jaxmatch.community.modularity import degrees
 from jaxmatch.community.moves import level_sweeps
 from jaxmatch.community.refinement import refine_partition, split_components
@@ -189,7 +189,7 @@ def leiden(g, opts: Options, passes, *, max_levels: int, max_iters: int, axis=No
     labels, k = renumber(pieces, real0)
     n_levels = st.level
     levels, level_q = held_records(st.levels, st.level_q, n_levels)
-    levels = lax.map(lambda row: by_smallest_vertex(row, real0), levels)   # a row at a time: one row's buffers
+    levels = rows_by_smallest_vertex(levels, real0)
     k0 = degrees(gr0.src, gr0.dst, gr0.w, n_cap)
     q, status = outcome(gr0, labels, real0, k0, opts.resolution, st.out_of_levels, st.hit_max_iters)
     before = jnp.max(jnp.where(real0, st.labels, -1)) + 1

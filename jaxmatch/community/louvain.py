@@ -140,6 +140,12 @@ def by_smallest_vertex(labels, real):
     return jnp.where(real, take(rank, lead, -1), -1)
 
 
+def rows_by_smallest_vertex(rows, real):
+    """:func:`by_smallest_vertex` on each row of ``rows`` [L, N], a row at a time (``lax.map``), so
+    that only one row's buffers are held."""
+    return lax.map(lambda row: by_smallest_vertex(row, real), rows)
+
+
 def threshold_of(opts: Options, n):
     """(absolute, relative) gain a sweep of a level of ``n`` movable vertices needs for another one."""
     large = n > opts.large_graph
@@ -246,7 +252,7 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg
     labels = by_smallest_vertex(st.orig, real0)
     n_levels = st.level
     levels, level_q = held_records(st.levels, st.level_q, n_levels)
-    levels = lax.map(lambda row: by_smallest_vertex(row, real0), levels)   # a row at a time: one row's buffers
+    levels = rows_by_smallest_vertex(levels, real0)
     q, status = outcome(gr0, labels, real0, k0, opts.resolution, st.out_of_levels, st.hit_max_iters)
     stats = dict(levels=n_levels, iterations=st.iters, moves=st.moves, vertices=st.verts,
                  communities=st.communities, refine_iterations=st.refine_iters,
