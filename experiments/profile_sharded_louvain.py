@@ -42,6 +42,8 @@ def main():
     p.add_argument("--no-solo", action="store_true", help="skip the one-device solver")
     p.add_argument("--device-counts", type=int, nargs="+", default=None,
                    help="the device counts to profile (default 1, 2, 4, 8 and all, up to the devices present)")
+    p.add_argument("--config", nargs="*", default=[], metavar="KEY=INT",
+                   help="Config fields for every stage, e.g. order=0 one_device_entries=4194304")
     args = p.parse_args()
     if args.host_devices:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
@@ -59,7 +61,7 @@ def main():
     devs = jax.local_devices()
     counts = sorted({k for k in (args.device_counts or (1, 2, 4, 8, len(devs))) if k <= len(devs)})
     print(f"devices: {len(devs)} x {devs[0].device_kind}, jax {jax.__version__}", flush=True)
-    cfg, rows = Config(), []
+    cfg, rows = Config(**{k: int(v) for k, v in (a.split("=") for a in args.config)}), []
     for k in counts:
         m = args.edges_per_device * k
         n = m // 8
@@ -79,7 +81,7 @@ def main():
             T["coarse"] = time.perf_counter() - t
             del pairs
             t = time.perf_counter()
-            r = jax.block_until_ready(jaxmatch.louvain(coarse, refine=False))
+            r = jax.block_until_ready(jaxmatch.louvain(coarse, refine=False, config=cfg))
             T["rest"] = time.perf_counter() - t
             start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
             start[:n] = np.asarray(r.labels)[np.asarray(dense)]
@@ -88,9 +90,9 @@ def main():
                                                 cfg=cfg))
             T["refine"] = time.perf_counter() - t
             t = time.perf_counter()
-            whole = jax.block_until_ready(jaxmatch.louvain(sg))
+            whole = jax.block_until_ready(jaxmatch.louvain(sg, config=cfg))
             T["whole"] = time.perf_counter() - t
-        row = dict(devices=k, edges=int(m), passes=int(it), coarse_vertices=int(coarse.n), coarse_on_mesh=spread,
+        row = dict(config=args.config, devices=k, edges=int(m), passes=int(it), coarse_vertices=int(coarse.n), coarse_on_mesh=spread,
                    modularity=float(whole.modularity), levels=np.asarray(whole.stats["vertices"]).tolist(),
                    **{a: round(b, 4) for a, b in T.items()})
         if not args.no_solo:
@@ -104,7 +106,7 @@ def main():
         print(json.dumps(row), flush=True)
     out = Path(os.environ.get("OUT", "experiments/results"))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "profile_sharded_louvain.json").write_text(json.dumps(dict(
+    (out / f"profile_sharded_louvain{'_' + '_'.join(args.config).replace('=', '-') if args.config else ''}.json").write_text(json.dumps(dict(
         device=devs[0].device_kind, jax=jax.__version__, rows=rows), indent=1))
 
 

@@ -8,8 +8,10 @@ target. Why this layout: in the vertex-centric solvers a vertex's step reads
 its own row only (a Suitor proposal scans the proposer's neighbours), so each
 device works on its own entries, O(E / D) per round, with no communication;
 what crosses devices is the per-vertex state of the targets, kept as
-replicated arrays of length V and combined by all-reduces (``lax.pmax`` /
-``lax.pmin``) once per round: O(V) words per device and round. A 2-D
+replicated arrays of length V and combined once per round, by all-reduces
+(``lax.pmax`` / ``lax.pmin``; the matchings, Louvain) or by the targets'
+owners (an all-to-all, then an all-gather; Suitor): O(V) words per device
+and round. A 2-D
 partition (entries by source and target blocks) would cut that to
 O(V / sqrt(D)); ``experiments/SCALING.md`` plans that (and ghost exchanges
 instead of replicated arrays) for 10^10 edges over many hosts. The
@@ -110,9 +112,9 @@ class ShardedGraph(_Sharded):
                 to a multiple of D (default: n rounded up, so that the D
                 ranges split the vertices evenly; give one capacity to
                 share a compilation between graphs).
-            entry_capacity: entries per device (default: the next power of
-                two of the largest device's count). Graphs of equal
-                capacities and mesh share one compilation.
+            entry_capacity: entries per device (default: the largest
+                device's count rounded up by :func:`entry_class`). Graphs of
+                equal capacities and mesh share one compilation.
 
         Returns:
             The :class:`ShardedGraph`; repeated edges are summed into one (as
@@ -211,8 +213,8 @@ class ShardedBipartiteGraph(_Sharded):
             row_capacity, col_capacity: padded sizes, at least the true ones
                 (the columns rounded up to a multiple of D); default the
                 sizes themselves (columns rounded up).
-            entry_capacity: edges per device (default: the next power of two
-                of the largest device's count).
+            entry_capacity: edges per device (default: the largest device's
+                count rounded up by :func:`entry_class`).
 
         Returns:
             The :class:`ShardedBipartiteGraph`.
@@ -282,13 +284,24 @@ def _capacity(n, given, D, name):
     return cap
 
 
+def entry_class(most: int) -> int:
+    """The default entries per device for a device count of at most ``most``: the next power of two
+    up to 2^16 entries, above that ``most`` rounded up to a multiple of a sixteenth of its next power
+    of two (padding under an eighth; one power of two doubled a device's arrays in a weak-scaling
+    series whenever one device held a few entries more than 2^k: RESULTS, session 30)."""
+    p = next_pow2(max(most, 1))
+    if p <= 1 << 16:
+        return p
+    return -(-most // (p // 16)) * (p // 16)
+
+
 def _split(bounds, columns, D, entry_capacity, mesh, axis):
     """Entries in owner order, device d's at ``[bounds[d], bounds[d + 1])``, into [D, ec] arrays,
     device d's entries first in its row and padding after, each array sharded over ``axis``:
     (ec, arrays). ``columns``: (values, padding) pairs."""
     counts = np.diff(np.asarray(bounds, np.int64))
     most = int(counts.max()) if counts.size else 0
-    ec = next_pow2(max(most, 1))
+    ec = entry_class(most)
     if entry_capacity is not None:
         if isinstance(entry_capacity, bool) or not isinstance(entry_capacity, (int, np.integer)) \
                 or entry_capacity < max(most, 1):
