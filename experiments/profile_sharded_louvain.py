@@ -15,8 +15,10 @@ are timed apart (second of two runs, each stage blocked on):
 - ``whole``: the whole default call, for the overhead between the stages;
 
 and the one-device solver on the same graph when it fits (``--no-solo`` skips
-it). Prints one line per device count and writes ``profile_sharded_louvain.json``
-under $OUT (default experiments/results).
+it), with its vertices per level: its level one's community count against
+``coarse_vertices``, the sharded level one's. Prints one line per device
+count and writes ``profile_sharded_louvain.json`` under $OUT (default
+experiments/results).
 
     NCCL_NVLS_ENABLE=0 PYTHONPATH=. python3 experiments/profile_sharded_louvain.py --edges-per-device 16777216
     PYTHONPATH=. python3 experiments/profile_sharded_louvain.py --edges-per-device 65536 --host-devices 4  # CPU
@@ -100,7 +102,8 @@ def main():
             jax.block_until_ready(jaxmatch.louvain(g))
             t = time.perf_counter()
             solo = jax.block_until_ready(jaxmatch.louvain(g))
-            row.update(one_device_s=round(time.perf_counter() - t, 4), one_device_modularity=float(solo.modularity))
+            row.update(one_device_s=round(time.perf_counter() - t, 4), one_device_modularity=float(solo.modularity),
+                       one_device_levels=np.asarray(solo.stats["vertices"]).tolist())
             del g
         rows.append(row)
         print(json.dumps(row), flush=True)

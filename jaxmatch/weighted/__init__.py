@@ -186,7 +186,7 @@ def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = N
     and under ``jax.vmap`` over a batch from :func:`jaxmatch.stack`.
 
     A :class:`jaxmatch.ShardedGraph` (:func:`jaxmatch.shard`) runs the
-    dense rounds split over its devices with ``jax.shard_map``
+    proposal rounds split over its devices with ``jax.shard_map``
     (:mod:`jaxmatch.weighted.sharded`): the same matching; ``sorted_adjacency``,
     ``batch`` and ``lanes`` do not apply there.
 
@@ -241,7 +241,7 @@ def suitor(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = N
 
 
 def _suitor_sharded(g: ShardedGraph, max_iters, throw) -> WeightedMatchingResult:
-    """Suitor on a graph split over devices: the dense rounds with all-reduces (:mod:`jaxmatch.weighted.sharded`)."""
+    """Suitor on a graph split over devices: rounds settled by the targets' owners (:mod:`jaxmatch.weighted.sharded`)."""
     check_flag(throw, "throw")
     check_positive(max_iters, "max_iters")
     _check_vertex_cap(g.vertex_cap)
