@@ -93,7 +93,7 @@ for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one c
     one = jaxmatch.louvain(jaxmatch.shard(g, one_device, vertex_capacity=128, entry_capacity=512))
     assert abs(float(one.modularity) - float(got.modularity)) <= 1e-5, (name, one.modularity, got.modularity)
     solo = jaxmatch.louvain(g.with_capacity(vertex_capacity=128, entry_capacity=512))  # one device, one compile
-    assert float(got.modularity) >= 0.95 * float(solo.modularity), (name, got.modularity, solo.modularity)
+    assert float(got.modularity) >= 0.999 * float(solo.modularity), (name, got.modularity, solo.modularity)
     assert got.levels.shape == (got.stats["levels"], int(g.n))
     check_partition(g, np.asarray(got.levels[-1]))        # the last level; labels add the refinement
     assert got.status_name == "converged"
@@ -152,7 +152,7 @@ def test_sharded_solvers_on_four_devices_equal_one_device():
     graphs with tied, random and unit weights, self-loops, repeated and zero-weight edges; and APFB /
     APsB / MS-BFS-Graft on a sharded bipartite graph give the one-device run's matching and counters from the empty
     matching, scipy's cardinality, Koenig-certified; Louvain on a sharded graph gives a certified
-    partition whose modularity equals the same run's on one device and is within 5% of the one-device
+    partition whose modularity equals the same run's on one device and is within 0.1% of the one-device
     solver's on three bundled graphs; a coarse graph larger than a device's share stays split over the
     mesh, the same entries as a ShardedGraph of the communities' edges, and Louvain through it is certified."""
     out = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, timeout=600,

@@ -23,18 +23,25 @@ one device (:func:`too_big`); the rest run on one device with
    (Eq. (2) of Paper III times m; the same order as the one-device solver's);
    a vertex alone in its community joins another one-vertex community only
    if that community's id is smaller (the paper's singleton rule: no two
-   singletons swap); a pass moves the vertices in ``GROUPS`` = 4 turns by
-   id modulo 4, so about a quarter of a vertex's neighbours move with it
-   (the one-device solver's degree buckets and conflict rounds are not
-   sharded);
+   singletons swap). All owned vertices choose at once, and their moves are
+   filtered as the one-device solver's bucket moves are
+   (:mod:`jaxmatch.community.moves`, "Safe parallel moves"): (a) the
+   interaction bound (the movers' degrees summed per target and per source
+   community: one ``lax.psum`` of 2V words), then (b) ``Config.resolve_rounds``
+   rounds of conflict resolution between neighbours, whose intended moves
+   and states come by ``lax.all_gather`` (:func:`level_one`'s ``resolve``);
+   the one-device solver's degree buckets and exclusive moves are not
+   sharded. (Until session 30 a pass moved the vertices in 4 turns by id
+   modulo 4, unfiltered: on a planted graph of 2^20 edges its level one left
+   18,162 communities where the one-device solver's leaves 6,035, and these
+   filters 11,873, in fewer groupings of the entries: RESULTS, session 30);
 3. each device's owned labels are gathered (``lax.all_gather``, V words),
-   ``tot`` is recomputed from the replicated labels after each turn, and the
-   modularity from a ``lax.psum`` of the intra-community weight after each
-   pass. Passes repeat while one raises Q by at least ``threshold`` (by
+   ``tot`` is recomputed from the replicated labels, and the modularity from
+   a ``lax.psum`` of the intra-community weight after each pass. Passes
+   repeat while one raises Q by at least ``threshold`` (by
    ``threshold_large * |Q|`` on graphs of more than ``large_graph``
-   vertices, as the one-device solver's levels do); a pass
-   that lowers Q is undone and ends the level (at most ``max_iters``
-   passes).
+   vertices, as the one-device solver's levels do); a pass that lowers Q is
+   undone and ends the level (at most ``max_iters`` passes).
 
 **Aggregation.** Each device aggregates its entries as the one-device solver
 aggregates a level (:func:`jaxmatch.community.aggregation.aggregate`: pairs of
@@ -70,7 +77,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import PartitionSpec as P
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, segment_argmin, take
+from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, offsets, segment_argmin, take
 from jaxmatch._validate import _float_dtype, next_pow2
 from jaxmatch.community.aggregation import aggregate, coarse_ids
 from jaxmatch.community.buckets import Level
@@ -93,9 +100,6 @@ GPU_SHIFT_MAX = 64
 #: defaults by
 ONE_DEVICE_BYTES_PER_ENTRY = 270
 
-#: a pass moves the vertices of id % GROUPS == 0, then 1, ...: fewer neighbours move together
-#: (measured on the bundled graphs: 4 groups stayed closest to the one-device modularity; RESULTS, session 16)
-GROUPS = 4
 
 
 @partial(jax.jit, static_argnames=("max_iters", "coarsen", "cfg"))
@@ -143,8 +147,32 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             x = tot * inv
             return intra * inv - resolution * jnp.sum(x * x)
 
-        def sweep(comm, tot, size, group):
-            """Part of a pass: the owned vertices of this id group choose and make their moves."""
+        def resolve(move, target, gain, comm):
+            """:func:`jaxmatch.community.moves.resolve_conflicts` over the devices: neighbours u, v
+            conflict when both intend to move and one enters the community the other leaves; in
+            ``cfg.resolve_rounds`` rounds a move survives when its gain beats (ties: smaller id)
+            every undecided conflicting neighbour's, and beaten neighbours drop out. The
+            neighbours' intents and states come by ``lax.all_gather``."""
+            to = lax.all_gather(jnp.where(move, target, V), axis, tiled=True)      # V: no move
+            g = lax.all_gather(jnp.where(move, gain, -jnp.inf), axis, tiled=True)
+            both = off & (take(to, src, V) < V) & (take(to, dst, V) < V)
+            conf = both & ((take(to, src, V) == take(comm, dst, V)) | (take(to, dst, V) == take(comm, src, V)))
+            seg = jnp.where(conf, u_loc, R)
+            g_u, g_v = take(g, src, -jnp.inf), take(g, dst, -jnp.inf)
+            undecided, accepted = move, jnp.zeros_like(move)
+            for _ in range(cfg.resolve_rounds):      # unrolled, as on one device
+                live = conf & take(lax.all_gather(undecided, axis, tiled=True), dst, False)
+                top = jax.ops.segment_max(jnp.where(live, g_v, -jnp.inf), seg, R)
+                tie = jax.ops.segment_min(jnp.where(live & (g_v == g_u), dst, INT_MAX), seg, R)
+                win = undecided & ~(top > jnp.where(move, gain, -jnp.inf)) & ~(tie < mine)
+                won = take(lax.all_gather(win, axis, tiled=True), dst, False)
+                beaten = jax.ops.segment_max((conf & won).astype(jnp.int32), seg, R) > 0
+                undecided, accepted = undecided & ~win & ~beaten, accepted | win
+            return accepted
+
+        def sweep(comm, tot, size):
+            """A pass: every owned vertex chooses its move (Eq. (2)) at once; the moves are
+            bounded and resolved as the one-device solver's, then made."""
             cv = jnp.where(off, take(comm, dst, V), V)
             sc, srid, _, head, e = lax.cond(wide, group_sort, group_shift, cv, u_loc, wo, none, off)
             live = head & (srid < R)                       # each (u, C(v)) pair once, at its head
@@ -157,7 +185,15 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             ok = live & (sc != a) & ~(alone & (take(size, sc, 0) == 1) & (sc > a))
             gain = e - resolution * inv * k_u * take(tot, sc, 0)
             best, target = segment_argmin(jnp.where(ok, -gain, jnp.inf), sc, jnp.where(live, srid, R), R)
-            move = (mine % GROUPS == group) & (mine < n) & (best < jnp.inf) & (-best > stay)
+            move = (mine < n) & (best < jnp.inf) & (-best > stay)
+            # (a) the interaction bound: half the null-model cost of the other movers in and out
+            km = jnp.where(move, k_own, 0)
+            k_io = lax.psum(jnp.stack([jax.ops.segment_sum(km, jnp.where(move, target, V), V),
+                                       jax.ops.segment_sum(km, jnp.where(move, a_own, V), V)]), axis)
+            crowd = take(k_io[0], target, 0) + take(k_io[1], a_own, 0) - 2 * k_own
+            bounded = -best - stay - resolution * inv * k_own * crowd / 2
+            # (b) conflicts between neighbours
+            move = resolve(move & (bounded > 0), target, bounded, comm)
             new = lax.all_gather(jnp.where(move, target, a_own), axis, tiled=True)
             return (new, *totals(new)), lax.psum(jnp.sum(move, dtype=jnp.int32), axis)
 
@@ -165,13 +201,9 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         tot0, size0 = totals(comm0)
 
         def body(st):
-            """One pass: the vertices of each id group move in turn; undone if Q went down."""
+            """One pass (:func:`sweep`); undone if Q went down."""
             comm, tot, size, q, it, moves, _ = st
-            state, m = (comm, tot, size), jnp.int32(0)
-            for p in range(GROUPS):
-                state, mp = sweep(*state, p)
-                m = m + mp
-            new, ntot, nsize = state
+            (new, ntot, nsize), m = sweep(comm, tot, size)
             nq = quality(new, ntot)
             better = nq >= q
             keep = lambda x, y: jnp.where(better, x, y)  # noqa: E731
