@@ -94,7 +94,8 @@ def main():
             t = time.perf_counter()
             whole = jax.block_until_ready(jaxmatch.louvain(sg, config=cfg))
             T["whole"] = time.perf_counter() - t
-        row = dict(config=args.config, devices=k, edges=int(m), passes=int(it), coarse_vertices=int(coarse.n), coarse_on_mesh=spread,
+        row = dict(config=args.config, devices=k, edges=int(m), passes=int(it), coarse_vertices=int(coarse.n),
+                   coarse_on_mesh=spread,
                    modularity=float(whole.modularity), levels=np.asarray(whole.stats["vertices"]).tolist(),
                    **{a: round(b, 4) for a, b in T.items()})
         if not args.no_solo:
@@ -109,7 +110,8 @@ def main():
         print(json.dumps(row), flush=True)
     out = Path(os.environ.get("OUT", "experiments/results"))
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"profile_sharded_louvain{'_' + '_'.join(args.config).replace('=', '-') if args.config else ''}.json").write_text(json.dumps(dict(
+    tag = "_" + "_".join(args.config).replace("=", "-") if args.config else ""
+    (out / f"profile_sharded_louvain{tag}.json").write_text(json.dumps(dict(
         device=devs[0].device_kind, jax=jax.__version__, rows=rows), indent=1))
 
 

@@ -121,7 +121,8 @@ def main():
                 dense = timed(lambda: jaxmatch.suitor(g, sorted_adjacency=False))
                 solo = jaxmatch.suitor(g, sorted_adjacency=False)
                 assert np.array_equal(np.asarray(solo.mate), mates["new"][:n]), "sharded != unsharded"
-                rows.append(dict(code="unsharded dense", mode=mode, devices=1, edges=int(u.size), whole_s=round(dense, 5)))
+                rows.append(dict(code="unsharded dense", mode=mode, devices=1, edges=int(u.size),
+                                 whole_s=round(dense, 5)))
                 print(json.dumps(rows[-1]), flush=True)
                 del g, solo
             del sg

@@ -161,11 +161,11 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             g_u, g_v = take(g, src, -jnp.inf), take(g, dst, -jnp.inf)
             undecided, accepted = move, jnp.zeros_like(move)
             for _ in range(cfg.resolve_rounds):      # unrolled, as on one device
-                live = conf & take(lax.all_gather(undecided, axis, tiled=True), dst, False)
+                live = conf & (take(lax.all_gather(undecided.astype(jnp.int8), axis, tiled=True), dst, 0) > 0)
                 top = jax.ops.segment_max(jnp.where(live, g_v, -jnp.inf), seg, R)
                 tie = jax.ops.segment_min(jnp.where(live & (g_v == g_u), dst, INT_MAX), seg, R)
                 win = undecided & ~(top > jnp.where(move, gain, -jnp.inf)) & ~(tie < mine)
-                won = take(lax.all_gather(win, axis, tiled=True), dst, False)
+                won = take(lax.all_gather(win.astype(jnp.int8), axis, tiled=True), dst, 0) > 0   # bytes, not bools
                 beaten = jax.ops.segment_max((conf & won).astype(jnp.int32), seg, R) > 0
                 undecided, accepted = undecided & ~win & ~beaten, accepted | win
             return accepted
