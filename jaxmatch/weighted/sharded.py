@@ -180,9 +180,9 @@ def suitor_sharded(sg, max_iters):
 
         def counts(proposing, found):
             """psum'd: [the proposers, the proposals, each device's proposers]."""
-            mine = jnp.sum(proposing, dtype=jnp.int32)
-            each = jnp.zeros(D, jnp.int32).at[lax.axis_index(axis)].set(mine)
-            return lax.psum(jnp.concatenate([jnp.stack([mine, jnp.sum(found, dtype=jnp.int32)]), each]), axis)
+            here = jnp.sum(proposing, dtype=jnp.int32)
+            each = jnp.zeros(D, jnp.int32).at[lax.axis_index(axis)].set(here)
+            return lax.psum(jnp.concatenate([jnp.stack([here, jnp.sum(found, dtype=jnp.int32)]), each]), axis)
 
         def step(st):
             held, mine, proposing, rounds, proposals, left = st
