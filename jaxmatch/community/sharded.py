@@ -101,7 +101,6 @@ GPU_SHIFT_MAX = 64
 ONE_DEVICE_BYTES_PER_ENTRY = 270
 
 
-
 @partial(jax.jit, static_argnames=("max_iters", "coarsen", "cfg"))
 def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int, coarsen: bool = True,
               cfg: Config = Config()):
