@@ -12,13 +12,16 @@ and a target keeps the heaviest proposal, the smallest proposer among equal
 weights. The answer is therefore the same greedy matching as one device's
 Suitor (and :func:`jaxmatch.greedy_matching`).
 
-Every device holds each vertex's offer and suitor (``held``, [V, 2]: the
-offer's float bits and the suitor, so an entry reads both in one memory
-trip). One round, on device d (its vertex range ``[lo, lo + R)``, R = V / D):
+Weights are compared as int32 keys, their float32 bits (positive floats
+order as their bits; -1: no edge, or no offer), so the segment maxima are
+native integer atomics. Every device holds each vertex's offer and suitor
+(``held``, [V, 2], so an entry reads both in one memory trip). One round, on
+device d (its vertex range ``[lo, lo + R)``, R = V / D):
 
 1. each proposing vertex u of the range finds, over its own entries, the
    first neighbour v in the order whose held offer it beats (a segment
-   arg-min, no communication). Round one reads no offers (all are -inf);
+   maximum of the keys, then the smallest target at it; no communication).
+   Round one reads no offers (all are -1);
    later rounds scan only the proposers' rows (a device's entries are in
    source order), expanded to E / 32 or E / 4 lanes when they fit
    (:func:`jaxmatch._ops.expand`; ``SPARSE``), else every entry: after round
