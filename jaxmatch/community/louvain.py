@@ -133,11 +133,9 @@ def by_smallest_vertex(labels, real):
     say a vmapped batch and a solo run, whose float sums may round differently, agree on the
     labels)."""
     n_cap = labels.shape[0]
-    ids = jnp.arange(n_cap, dtype=jnp.int32)
     lab = jnp.where(real, labels, n_cap)
-    lead = take(jax.ops.segment_min(ids, lab, n_cap + 1), lab, n_cap)   # the smallest vertex of its community
-    rank = prefix(real & (lead == ids), dtype=jnp.int32) - 1
-    return jnp.where(real, take(rank, lead, -1), -1)
+    lead = take(jax.ops.segment_min(jnp.arange(n_cap, dtype=jnp.int32), lab, n_cap + 1), lab, n_cap)
+    return renumber(lead, real)[0]        # each community named by its smallest vertex, then ranked
 
 
 def rows_by_smallest_vertex(rows, real):

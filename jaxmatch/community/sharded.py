@@ -152,10 +152,11 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             ``cfg.resolve_rounds`` rounds a move survives when its gain beats (ties: smaller id)
             every undecided conflicting neighbour's, and beaten neighbours drop out. The
             neighbours' intents and states come by ``lax.all_gather``."""
+            gain = jnp.where(move, gain, -jnp.inf)
             to = lax.all_gather(jnp.where(move, target, V), axis, tiled=True)      # V: no move
-            g = lax.all_gather(jnp.where(move, gain, -jnp.inf), axis, tiled=True)
-            both = off & (take(to, src, V) < V) & (take(to, dst, V) < V)
-            conf = both & ((take(to, src, V) == take(comm, dst, V)) | (take(to, dst, V) == take(comm, src, V)))
+            g = lax.all_gather(gain, axis, tiled=True)
+            to_u, to_v = take(to, src, V), take(to, dst, V)
+            conf = off & (to_u < V) & (to_v < V) & ((to_u == take(comm, dst, V)) | (to_v == take(comm, src, V)))
             seg = jnp.where(conf, u_loc, R)
             g_u, g_v = take(g, src, -jnp.inf), take(g, dst, -jnp.inf)
             undecided, accepted = move, jnp.zeros_like(move)
@@ -163,7 +164,7 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
                 live = conf & (take(lax.all_gather(undecided.astype(jnp.int8), axis, tiled=True), dst, 0) > 0)
                 top = jax.ops.segment_max(jnp.where(live, g_v, -jnp.inf), seg, R)
                 tie = jax.ops.segment_min(jnp.where(live & (g_v == g_u), dst, INT_MAX), seg, R)
-                win = undecided & ~(top > jnp.where(move, gain, -jnp.inf)) & ~(tie < mine)
+                win = undecided & ~(top > gain) & ~(tie < mine)
                 won = take(lax.all_gather(win.astype(jnp.int8), axis, tiled=True), dst, 0) > 0   # bytes, not bools
                 beaten = jax.ops.segment_max((conf & won).astype(jnp.int32), seg, R) > 0
                 undecided, accepted = undecided & ~win & ~beaten, accepted | win

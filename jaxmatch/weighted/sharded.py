@@ -140,10 +140,7 @@ def exchange(sh: Shard, best, tgt, held, mine, *, V: int, D: int, axis: str):
     by = jnp.min(jnp.where(got[0] == top, got[1], INT_MAX), axis=0)
     old = lax.dynamic_slice_in_dim(held, sh.lo, R)
     held = lax.all_gather(jnp.where((top >= 0)[:, None], jnp.stack([top, by], axis=1), old), axis, tiled=True)
-    suitor_of = lambda x: held.at[x, 1].get(mode="fill", fill_value=-1)   # noqa: E731
-    win = found & (suitor_of(tgt) == sh.ids)
-    lost = (mine < V) & (suitor_of(mine) != sh.ids)
-    return held, jnp.where(win, tgt, jnp.where(lost, V, mine)), found, win, lost
+    return _outcome(sh, held, found, tgt, mine, V)
 
 
 def exchange_few(sh: Shard, best, tgt, held, mine, *, cap: int, V: int, axis: str):
@@ -161,6 +158,13 @@ def exchange_few(sh: Shard, best, tgt, held, mine, *, cap: int, V: int, axis: st
     at_top = (t < V) & (k == top)
     held = held.at[jnp.where(at_top & (top > before), t, V), 1].set(INT_MAX, mode="drop")
     held = held.at[jnp.where(at_top, t, V), 1].min(u, mode="drop")
+    return _outcome(sh, held, found, tgt, mine, V)
+
+
+def _outcome(sh: Shard, held, found, tgt, mine, V: int):
+    """After a round's exchange, for this device's vertices: which won their target and which lost
+    the one they held (``mine``: V for none), read from the new suitors; (held, mine, found, win,
+    lost)."""
     suitor_of = lambda x: held.at[x, 1].get(mode="fill", fill_value=-1)   # noqa: E731
     win = found & (suitor_of(tgt) == sh.ids)
     lost = (mine < V) & (suitor_of(mine) != sh.ids)
