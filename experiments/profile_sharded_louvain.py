@@ -77,7 +77,8 @@ def main():
                 shl.level_one(sg, *gains, max_iters=100, cfg=cfg))
             T["level_one"] = time.perf_counter() - t
             t = time.perf_counter()
-            spread = k > 1 and shl.too_big(int(np.sum(np.asarray(pairs[-1]))), sg, cfg)
+            entries = int(np.sum(np.asarray(pairs[-1])))
+            spread = k > 1 and shl.too_big(entries, sg, cfg)
             coarse, dense = (shl.coarse_sharded(sg, *pairs, n) if spread else shl.coarse_graph(*pairs, n))
             jax.block_until_ready(coarse)
             T["coarse"] = time.perf_counter() - t
@@ -95,6 +96,7 @@ def main():
             whole = jax.block_until_ready(jaxmatch.louvain(sg, config=cfg))
             T["whole"] = time.perf_counter() - t
         row = dict(config=args.config, devices=k, edges=int(m), passes=int(it), coarse_vertices=int(coarse.n),
+                   coarse_entries=entries,
                    coarse_on_mesh=spread,
                    modularity=float(whole.modularity), levels=np.asarray(whole.stats["vertices"]).tolist(),
                    **{a: round(b, 4) for a, b in T.items()})

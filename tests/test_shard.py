@@ -250,7 +250,8 @@ def test_sharded_louvain_on_one_device(mesh):
     assert np.array_equal(got[:100], np.unique(comm[:100], return_inverse=True)[1]) and np.all(got[100:] == 128)
     small = Config(one_device_entries=100)
     assert not shl.too_big(64, sg, small) and shl.too_big(65, sg, small)
-    assert shl.too_big(10**12, sg, Config()) == ("bytes_limit" in (jax.devices()[0].memory_stats() or {}))
+    assert shl.too_big(shl.MESH_ENTRIES + 1, sg, Config()) and shl.too_big(10**12, sg, Config())
+    assert not shl.too_big(shl.MESH_ENTRIES, sg, Config()) or "bytes_limit" in (jax.devices()[0].memory_stats() or {})
 
 
 def test_shard_bad_input(mesh):

@@ -150,7 +150,7 @@ def test_edge_order_breaks_ties_by_smaller_pair():
 
 VARIANTS = {
     "suitor": lambda g: suitor(g).mate,
-    "suitor_dense": lambda g: suitor(g, sorted_adjacency=False).mate,
+    "suitor_sorted": lambda g: suitor(g, sorted_adjacency=True).mate,
     "suitor_small_batches": lambda g: suitor(g, batch=4, lanes=6).mate,
     "ld": lambda g: locally_dominant(g).mate,
     "ld_dense": lambda g: locally_dominant(g, sorted_adjacency=False).mate,
@@ -233,7 +233,7 @@ def graphs(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(), st.integers(0, MAX_B))
 def test_property_all_algorithms_equal_greedy(g, b):
-    for r in (suitor(g), suitor(g, sorted_adjacency=False), locally_dominant(g)):
+    for r in (suitor(g), suitor(g, sorted_adjacency=True), locally_dominant(g)):
         check_mate(g, r.mate, r.status)
         np.testing.assert_array_equal(r.mate, greedy_matching(g))
     r = b_suitor(g, b, max_b=MAX_B)
@@ -305,7 +305,7 @@ def test_jit_gives_padded_eager_answer():
 
 def test_sorted_and_dense_give_identical_results_and_stats_make_sense():
     g = random_graph(np.random.default_rng(6), "float", n=40)
-    a, d = suitor(g), suitor(g, sorted_adjacency=False)
+    a, d = suitor(g, sorted_adjacency=True), suitor(g)
     np.testing.assert_array_equal(a.mate, d.mate)
     assert int(a.stats["proposals"]) >= int(a.cardinality)
     assert int(a.stats["rounds"]) >= 1 and int(d.stats["rounds"]) >= 1
@@ -316,12 +316,35 @@ def test_sorted_and_dense_give_identical_results_and_stats_make_sense():
     np.testing.assert_array_equal(la.mate, a.mate)
 
 
+def test_dense_rounds_compare_weight_bits_in_float64_and_switch_on_large_graphs():
+    """``sorted_adjacency=False`` compares the weights' bits (int64 keys in 64-bit mode: weights equal
+    in float32 stay apart), and past ``SWITCH_MIN`` entries picks each round's scan and exchange: the
+    greedy matching either way, as the rank-sorted mode."""
+    from jaxmatch.weighted import sharded
+    rng = np.random.default_rng(11)
+    with jax.enable_x64(True):
+        u, v = rng.integers(0, 60, 240), rng.integers(0, 60, 240)
+        g = Graph.from_edges(u, v, 1.0 + rng.integers(0, 4, 240) * 1e-12, **CAPS)
+        assert g.adj.weights.dtype == jnp.float64
+        want = greedy_matching(g)
+        np.testing.assert_array_equal(suitor(g, sorted_adjacency=False).mate, want)
+        np.testing.assert_array_equal(suitor(g, sorted_adjacency=True).mate, want)
+    n, m = 4000, 24000
+    u, v = rng.integers(0, n, m), rng.integers(0, n, m)
+    g = Graph.from_edges(u, v, rng.integers(1, 9, m).astype(np.float32), n=n, entry_capacity=sharded.SWITCH_MIN)
+    d = suitor(g, sorted_adjacency=False)
+    np.testing.assert_array_equal(d.mate, greedy_matching(g))
+    certify.check_greedy_dominance(g, np.asarray(d.mate)[:n])
+    # later rounds scan the proposers' rows only: fewer entries than a full scan per round
+    assert int(d.stats["rounds"]) >= 3 and int(d.stats["scanned"]) < int(d.stats["rounds"]) * int(g.n_entries)
+
+
 def test_max_iters_reports_status_and_keeps_a_valid_matching():
     u = np.arange(39)
     g = Graph.from_edges(u, u + 1, np.arange(1.0, 40.0), **CAPS)  # long chain
     with pytest.raises(jaxmatch.SolverError, match="suitor: stopped at max_iters"):
         suitor(g, max_iters=2)
-    for res in (suitor(g, max_iters=2, throw=False), suitor(g, sorted_adjacency=False, max_iters=2, throw=False),
+    for res in (suitor(g, max_iters=2, throw=False), suitor(g, sorted_adjacency=True, max_iters=2, throw=False),
                 locally_dominant(g, max_iters=1, throw=False)):
         assert res.status_name == "hit max_iters"
         mate = np.asarray(res.mate)
@@ -347,7 +370,7 @@ def test_degenerate_graphs(case):
     else:
         g = Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 0], **CAPS)
     want = ref_mate(g)
-    for res in (suitor(g), suitor(g, sorted_adjacency=False), locally_dominant(g),
+    for res in (suitor(g), suitor(g, sorted_adjacency=True), locally_dominant(g),
                 locally_dominant(g, sorted_adjacency=False)):
         assert res.status_name == "converged"
         np.testing.assert_array_equal(res.mate, want)

@@ -205,7 +205,7 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine,
                      throw, **rest) -> LouvainResult:
     """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the coarse levels on
-    them too while one device cannot hold their graph (``Config.one_device_entries``), the rest on one
+    them too while their graph is large (``Config.one_device_entries``), the rest on one
     device."""
     _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine)
     rest["config"] = _checked_config(rest.get("config"))

@@ -62,10 +62,10 @@ class Config(NamedTuple):
             (:mod:`jaxmatch.community.sharded`) stay on the mesh while their
             graph holds more entries than this (counted before the devices'
             repeats merge, rounded up to a power of two), then move to one
-            device. Default None: as many as the first device's free memory
-            holds at
-            ``jaxmatch.community.sharded.ONE_DEVICE_BYTES_PER_ENTRY``, and no
-            limit where the backend reports no memory (CPU).
+            device. Default None: ``jaxmatch.community.sharded.MESH_ENTRIES``
+            (2^23: past it the mesh was faster on 2 and 4 H100s), or fewer
+            where the first device's free memory holds fewer at
+            ``jaxmatch.community.sharded.ONE_DEVICE_BYTES_PER_ENTRY``.
     """
     single_class_max: int = 1 << 18
     window_min: int = 1 << 16

@@ -1,8 +1,8 @@
 """Louvain on a graph split over several devices (:class:`jaxmatch.ShardedGraph`).
 
 The first level, the only one of the size of the input, runs under
-``jax.shard_map``; so do the coarse levels while their graph is too large for
-one device (:func:`too_big`); the rest run on one device with
+``jax.shard_map``; so do the coarse levels while their graph is large
+(:func:`too_big`); the rest run on one device with
 :func:`jaxmatch.louvain`.
 
 **Level one, sharded.** Device d holds the rows of its vertex range (see
@@ -45,16 +45,16 @@ one device (:func:`too_big`); the rest run on one device with
 
 **Aggregation.** Each device aggregates its entries as the one-device solver
 aggregates a level (:func:`jaxmatch.community.aggregation.aggregate`: pairs of
-coarse ids, repeats merged). When one device can hold the coarse graph, the
+coarse ids, repeats merged). When the coarse graph is small (:func:`too_big`), the
 merged pairs of all devices go to the mesh's first device (``lax.all_gather``
 between the devices: a ``jax.device_put`` onto it cost 0.9 s of a 2.6 s run on
 4 H200s, RESULTS session 27), where the same
 aggregation merges the repeats of different devices into one
 :class:`jaxmatch.Graph` of the communities (:func:`coarse_graph`), on which
 :func:`jaxmatch.louvain` runs the other levels (without its refinement).
-Otherwise (:func:`too_big`: a 10^9-edge planted-partition graph's first coarse
-graph held about 9x10^8 entries, which the one-device solver could not fit on
-an H200) each device sends the pairs of each coarse vertex range to that
+Otherwise (more than ``MESH_ENTRIES``, or more than one device holds: a
+10^9-edge planted-partition graph's first coarse graph held about 9x10^8
+entries, which the one-device solver could not fit on an H200) each device sends the pairs of each coarse vertex range to that
 range's device, which merges them into its shard of a
 :class:`jaxmatch.ShardedGraph` (:func:`coarse_sharded`), and the sharded
 levels repeat on it. With ``refine`` the final partition is then refined
@@ -63,9 +63,9 @@ started from the final labels instead of singletons. The partition differs
 from the one-device solver's, whose levels move vertices in degree buckets
 with conflict resolution: the test suite bounds the modularity gap on its
 graphs, and RESULTS records it (a coarse level on the mesh lost 0.9% of Q on
-a 2^20-edge planted graph, session 26, and 0.02% at 2^26 edges on 4 H100s for
-7% less time, session 27; hence the coarse levels leave the mesh as soon as one
-device can hold them).
+a 2^20-edge planted graph, session 26, with the moves of that time; 0.02% at
+2^26 edges on 4 H100s, session 27; none at 2^26 on 4 H100s with the moves of
+session 30, 16% less time, session 31).
 """
 from __future__ import annotations
 
@@ -99,6 +99,12 @@ GPU_SHIFT_MAX = 64
 #: entries, 139 GB at 2^29, 4 x H200; RESULTS, session 26): what ``Config.one_device_entries``
 #: defaults by
 ONE_DEVICE_BYTES_PER_ENTRY = 270
+
+#: coarse graphs of more entries than this stay on the mesh even where one device holds them: on 4 H100s
+#: (planted partition, 2^24 edges per device; RESULTS, session 31) the first coarse graph (4.2x10^7
+#: entries) took 0.34 s over the mesh against 0.46 s on one device, and on 2 (2.0x10^7) 0.20 against
+#: 0.23 s, at the same modularity; left on the mesh past 2^20 entries, the small levels got slower
+MESH_ENTRIES = 1 << 23
 
 
 @partial(jax.jit, static_argnames=("max_iters", "coarsen", "cfg"))
@@ -312,7 +318,7 @@ def dense_labels(comm, n):
 
 def coarse_sharded(sg, to_coarse, n_coarse, pcs, pcd, pw, count, n):
     """The graph of level one's communities as :func:`coarse_graph` builds it, but split over the
-    mesh of ``sg`` as a :class:`jaxmatch.ShardedGraph` (for a coarse graph too large for one device):
+    mesh of ``sg`` as a :class:`jaxmatch.ShardedGraph` (for a large coarse graph, :func:`too_big`):
     each device sends the pairs of each coarse vertex range to the range's device
     (``lax.all_to_all``, buckets of the largest range's count) and merges what it receives with the
     same aggregation, so its entries come in source order. The bucket counts and the community count
@@ -367,13 +373,13 @@ def _redistribute(pcs, pcd, pw, count, n_coarse, *, mesh, axis: str, vc: int, b:
 
 
 def too_big(entries: int, sg, cfg: Config) -> bool:
-    """Whether a coarse graph of ``entries`` entries (rounded up to a power of two) is too large for
-    one device: above ``cfg.one_device_entries``, or by default above what the mesh's first device's
-    free memory holds at ``ONE_DEVICE_BYTES_PER_ENTRY`` (never where it reports no memory: CPU)."""
+    """Whether a coarse graph of ``entries`` entries (rounded up to a power of two) stays on the mesh:
+    above ``cfg.one_device_entries``, or by default above ``MESH_ENTRIES`` or what the mesh's first
+    device's free memory holds at ``ONE_DEVICE_BYTES_PER_ENTRY`` (where the backend reports its memory)."""
     limit = cfg.one_device_entries
     if limit is None:
         stats = first_device(sg.mesh.devices.flat).memory_stats() or {}
-        if "bytes_limit" not in stats:
-            return False
-        limit = (stats["bytes_limit"] - stats.get("bytes_in_use", 0)) // ONE_DEVICE_BYTES_PER_ENTRY
+        limit = MESH_ENTRIES
+        if "bytes_limit" in stats:
+            limit = min(limit, (stats["bytes_limit"] - stats.get("bytes_in_use", 0)) // ONE_DEVICE_BYTES_PER_ENTRY)
     return next_pow2(entries) > limit

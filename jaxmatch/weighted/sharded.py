@@ -66,10 +66,16 @@ from jax import lax
 from jax.sharding import PartitionSpec as P
 
 from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, expand, offsets, prefix, take
+from jaxmatch.weighted.suitor import mates_from_suitors
 
 #: after round one, a round scans only its proposers' rows, expanded to E / f lanes for the largest
 #: f here whose lanes hold them (E: a device's entry capacity), or every entry when none does
 SPARSE = (4, 32)
+
+#: on one device (:func:`dense_arrays`), graphs of at least this entry capacity pick each round's scan
+#: and exchange by the round's counts as the sharded rounds do; below it every round scans every entry
+#: and settles by :func:`exchange` (one path: under ``vmap`` a switch runs all its branches)
+SWITCH_MIN = 1 << 16
 
 #: a round settles its proposals by :func:`exchange_few` when no device has more than R / FEW
 #: proposers (R: a device's vertices), else by :func:`exchange`
@@ -87,19 +93,22 @@ class Shard(NamedTuple):
     lo: jax.Array        # the first of them
 
 
-def local(src, dst, w, *, V: int, R: int, axis: str) -> Shard:
-    """The :class:`Shard` of this device (inside ``shard_map``). Positive float32 weights order as
-    their bits, so the rounds compare int32 keys (native atomics for the segment maxima); a row
-    starts where the source changes (no binary searches)."""
+def local(src, dst, w, *, V: int, R: int, axis: str | None, rows=None) -> Shard:
+    """The :class:`Shard` of this device (inside ``shard_map``; ``axis`` None: the whole graph on one
+    device). Positive float weights order as their bits, so the rounds compare integer keys of the
+    weights' width (native atomics for the segment maxima); a row starts where the source changes
+    (no binary searches), unless ``rows`` gives the starts."""
     E = src.shape[0]
-    lo = lax.axis_index(axis).astype(jnp.int32) * R
+    lo = jnp.int32(0) if axis is None else lax.axis_index(axis).astype(jnp.int32) * R
     valid = (src < V) & (dst < V) & (src != dst) & (w > 0)
     here = jnp.where(src < V, src - lo, R)
-    e = jnp.arange(E, dtype=jnp.int32)
-    starts = (e == 0) | (here != jnp.roll(here, 1))
-    rows = jnp.full(R + 1, E, jnp.int32).at[jnp.where(starts, here, R + 1)].set(e, mode="drop")
-    rows = prefix(rows, "min", reverse=True)           # an empty row starts where the next one does
-    key = jnp.where(valid, lax.bitcast_convert_type(w.astype(jnp.float32), jnp.int32), -1)
+    if rows is None:
+        e = jnp.arange(E, dtype=jnp.int32)
+        starts = (e == 0) | (here != jnp.roll(here, 1))
+        rows = jnp.full(R + 1, E, jnp.int32).at[jnp.where(starts, here, R + 1)].set(e, mode="drop")
+        rows = prefix(rows, "min", reverse=True)           # an empty row starts where the next one does
+    bits = jnp.int64 if w.dtype == jnp.float64 else jnp.int32
+    key = jnp.where(valid, lax.bitcast_convert_type(w if bits == jnp.int64 else w.astype(jnp.float32), bits), -1)
     return Shard(src, dst, key, jnp.where(valid, here, R), rows, lo + jnp.arange(R, dtype=jnp.int32), lo)
 
 
@@ -132,14 +141,16 @@ def exchange(sh: Shard, best, tgt, held, mine, *, V: int, D: int, axis: str):
     R = sh.ids.shape[0]
     found = best >= 0
     tgt = jnp.where(found, tgt, V)
-    lw = jnp.full(V, -1, jnp.int32).at[tgt].max(best, mode="drop")       # this device's best per target
+    lw = jnp.full(V, -1, held.dtype).at[tgt].max(best, mode="drop")       # this device's best per target
     first = found & (best == take(lw, tgt, -1))
-    lu = jnp.full(V, INT_MAX, jnp.int32).at[jnp.where(first, tgt, V)].min(sh.ids, mode="drop")
-    got = lax.all_to_all(jnp.stack([lw, lu]).reshape(2, D, R), axis, 1, 1)   # [2, D, R]: to the owners
+    lu = jnp.full(V, INT_MAX, held.dtype).at[jnp.where(first, tgt, V)].min(sh.ids, mode="drop")
+    got = jnp.stack([lw, lu]).reshape(2, D, R)
+    if axis is not None:
+        got = lax.all_to_all(got, axis, 1, 1)                             # [2, D, R]: to the owners
     top = jnp.max(got[0], axis=0)
     by = jnp.min(jnp.where(got[0] == top, got[1], INT_MAX), axis=0)
     old = lax.dynamic_slice_in_dim(held, sh.lo, R)
-    held = lax.all_gather(jnp.where((top >= 0)[:, None], jnp.stack([top, by], axis=1), old), axis, tiled=True)
+    held = _gather(jnp.where((top >= 0)[:, None], jnp.stack([top, by], axis=1), old), axis)
     return _outcome(sh, held, found, tgt, mine, V)
 
 
@@ -150,8 +161,9 @@ def exchange_few(sh: Shard, best, tgt, held, mine, *, cap: int, V: int, axis: st
     proposer; a proposal always beats the offer it read): O(D cap) words and work, not O(V)."""
     found = best >= 0
     slot = jnp.where(found, prefix(found, dtype=jnp.int32) - 1, cap)
-    send = jnp.full((cap, 3), V, jnp.int32).at[slot].set(jnp.stack([tgt, best, sh.ids], axis=1), mode="drop")
-    t, k, u = lax.all_gather(send, axis, tiled=True).T                  # [D cap] each; t = V: none
+    row = jnp.stack([tgt.astype(held.dtype), best, sh.ids.astype(held.dtype)], axis=1)
+    send = jnp.full((cap, 3), V, held.dtype).at[slot].set(row, mode="drop")
+    t, k, u = _gather(send, axis).T                                     # [D cap] each; t = V: none
     before = held.at[t, 0].get(mode="fill", fill_value=-1)
     held = held.at[t, 0].max(k, mode="drop")
     top = held.at[t, 0].get(mode="fill", fill_value=-1)
@@ -159,6 +171,11 @@ def exchange_few(sh: Shard, best, tgt, held, mine, *, cap: int, V: int, axis: st
     held = held.at[jnp.where(at_top & (top > before), t, V), 1].set(INT_MAX, mode="drop")
     held = held.at[jnp.where(at_top, t, V), 1].min(u, mode="drop")
     return _outcome(sh, held, found, tgt, mine, V)
+
+
+def _gather(x, axis):
+    """Every device's ``x``, concatenated (``lax.all_gather``); ``x`` itself where ``axis`` is None."""
+    return x if axis is None else lax.all_gather(x, axis, tiled=True)
 
 
 def _outcome(sh: Shard, held, found, tgt, mine, V: int):
@@ -171,6 +188,66 @@ def _outcome(sh: Shard, held, found, tgt, mine, V: int):
     return held, jnp.where(win, tgt, jnp.where(lost, V, mine)), found, win, lost
 
 
+def rounds(sh: Shard, n, max_iters, *, V: int, D: int, axis: str | None, switch: bool = True):
+    """The proposal rounds on this device's :class:`Shard` (``axis`` None: one device, no
+    collectives); returns (held [V, 2], rounds, proposals, scanned, busy). ``switch`` False: every
+    round scans every entry and settles by :func:`exchange`, one path (under ``vmap`` a switch runs
+    all its branches)."""
+    R, E = V // D, sh.src.shape[0]
+    total = jnp.sum(sh.key >= 0, dtype=jnp.int32)      # a full round examines these
+    caps = tuple(sorted({max(E // f, 1) for f in SPARSE})) if switch else ()
+    branches = [partial(scan, sh, cap=None, fresh=True), partial(scan, sh, cap=None, fresh=False)] + \
+        [partial(scan, sh, cap=c, fresh=False) for c in reversed(caps)]
+    few = max(R // FEW, 1)
+    settle = [partial(exchange, sh, V=V, D=D, axis=axis), partial(exchange_few, sh, cap=few, V=V, axis=axis)]
+
+    def counts(proposing, found):
+        """psum'd: [the proposers, the proposals, each device's proposers]."""
+        here = jnp.sum(proposing, dtype=jnp.int32)
+        if axis is None:
+            return jnp.stack([here, jnp.sum(found, dtype=jnp.int32), here])
+        each = jnp.zeros(D, jnp.int32).at[lax.axis_index(axis)].set(here)
+        return lax.psum(jnp.concatenate([jnp.stack([here, jnp.sum(found, dtype=jnp.int32)]), each]), axis)
+
+    def step(st):
+        held, mine, proposing, k, proposals, scanned, left = st
+        need = jnp.sum(jnp.where(proposing, sh.rows[1:] - sh.rows[:-1], 0))
+        if switch:
+            which = jnp.where(k == 0, 0, 1 + jnp.sum(need <= jnp.array(caps, jnp.int32)))
+            best, tgt = lax.switch(which, branches, held, proposing)
+            held, mine, found, win, lost = lax.cond(jnp.max(left[2:]) <= few, settle[1], settle[0],
+                                                    best, tgt, held, mine)
+            scanned += jnp.where(which <= 1, total, need)
+        else:
+            best, tgt = branches[1](held, proposing)
+            held, mine, found, win, lost = settle[0](best, tgt, held, mine)
+            scanned += total
+        proposing = (found & ~win) | lost
+        left = counts(proposing, found)
+        return held, mine, proposing, k + 1, proposals + left[1], scanned, left
+
+    proposing = (jax.ops.segment_max(sh.key, sh.seg, R) >= 0) & (sh.ids < n)
+    held = jnp.broadcast_to(jnp.array([-1, -1], sh.key.dtype), (V, 2))
+    zero = jnp.int32(0)
+    st = (held, jnp.full(R, V, jnp.int32), proposing, zero, zero, zero, counts(proposing, jnp.zeros(R, bool)))
+    held, _, _, k, proposals, scanned, left = lax.while_loop(lambda s: (s[6][0] > 0) & (s[3] < max_iters),
+                                                              step, st)
+    return held, k, proposals, scanned, left[0] > 0
+
+
+def dense_arrays(g, *, max_iters: int):
+    """Suitor's rounds on one device for a :class:`jaxmatch.Graph` (``suitor(g, sorted_adjacency=False)``):
+    :func:`rounds` with no collectives, the rows from the CSR; returns (mate [vertex_cap], status,
+    stats dict)."""
+    V = g.vertex_cap
+    sh = local(g.adj.src, g.adj.indices, g.adj.weights, V=V, R=V, axis=None, rows=g.adj.indptr)
+    held, k, proposals, scanned, busy = rounds(sh, g.n, max_iters, V=V, D=1, axis=None,
+                                               switch=g.entry_cap >= SWITCH_MIN)
+    status = jnp.where(busy, MAX_ITERS, CONVERGED).astype(jnp.int32)
+    return mates_from_suitors(held[:, 1].astype(jnp.int32)), status, dict(rounds=k, proposals=proposals,
+                                                                           scanned=scanned)
+
+
 def suitor_sharded(sg, max_iters):
     """Run the sharded Suitor; returns (mate [vertex_cap], weight, cardinality, status, stats), replicated."""
     D, V = sg.shards, sg.vertex_cap
@@ -178,50 +255,19 @@ def suitor_sharded(sg, max_iters):
 
     def run(src, dst, w, n, max_iters):
         sh = local(src[0], dst[0], w[0], V=V, R=R, axis=axis)
-        caps = tuple(sorted({max(src.shape[1] // f, 1) for f in SPARSE}))
-        branches = [partial(scan, sh, cap=None, fresh=True), partial(scan, sh, cap=None, fresh=False)] + \
-            [partial(scan, sh, cap=c, fresh=False) for c in reversed(caps)]
-
-        few = max(R // FEW, 1)
-        settle = [partial(exchange, sh, V=V, D=D, axis=axis), partial(exchange_few, sh, cap=few, V=V, axis=axis)]
-
-        def counts(proposing, found):
-            """psum'd: [the proposers, the proposals, each device's proposers]."""
-            here = jnp.sum(proposing, dtype=jnp.int32)
-            each = jnp.zeros(D, jnp.int32).at[lax.axis_index(axis)].set(here)
-            return lax.psum(jnp.concatenate([jnp.stack([here, jnp.sum(found, dtype=jnp.int32)]), each]), axis)
-
-        def step(st):
-            held, mine, proposing, rounds, proposals, left = st
-            need = jnp.sum(jnp.where(proposing, sh.rows[1:] - sh.rows[:-1], 0))
-            which = jnp.where(rounds == 0, 0, 1 + jnp.sum(need <= jnp.array(caps, jnp.int32)))
-            best, tgt = lax.switch(which, branches, held, proposing)
-            held, mine, found, win, lost = lax.cond(jnp.max(left[2:]) <= few, settle[1], settle[0],
-                                                    best, tgt, held, mine)
-            proposing = (found & ~win) | lost
-            left = counts(proposing, found)
-            return held, mine, proposing, rounds + 1, proposals + left[1], left
-
-        proposing = (jax.ops.segment_max(sh.key, sh.seg, R) >= 0) & (sh.ids < n)
-        held = jnp.broadcast_to(jnp.array([-1, -1], jnp.int32), (V, 2))
-        st = (held, jnp.full(R, V, jnp.int32), proposing, jnp.int32(0), jnp.int32(0),
-              counts(proposing, jnp.zeros(R, bool)))
-        held, _, _, rounds, proposals, left = lax.while_loop(lambda s: (s[5][0] > 0) & (s[3] < max_iters), step, st)
-        busy = left[0] > 0
-        suitor = held[:, 1]
-        ids = jnp.arange(V, dtype=jnp.int32)
-        mate = jnp.where(take(suitor, suitor, -1) == ids, suitor, -1)
+        held, k, proposals, _, busy = rounds(sh, n, max_iters, V=V, D=D, axis=axis)
+        mate = mates_from_suitors(held[:, 1].astype(jnp.int32))
         mine = (sh.key >= 0) & (take(mate, sh.src, -1) == sh.dst) & (sh.src < sh.dst)
         weight = lax.psum(jnp.sum(jnp.where(mine, w[0], 0.0)), axis)
         card = lax.psum(jnp.sum(mine, dtype=jnp.int32), axis)
         status = jnp.where(busy, MAX_ITERS, CONVERGED).astype(jnp.int32)
-        return mate, weight, card, status, rounds, proposals
+        return mate, weight, card, status, k, proposals
 
     # check_vma=False: the loop starts from constants that become per-device values
     f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis), P(axis), P(axis), P(), P()), out_specs=P(),
                       check_vma=False)
-    mate, weight, card, status, rounds, proposals = f(sg.src, sg.dst, sg.weights, sg.n, max_iters)
-    return mate, weight, card, status, dict(rounds=rounds, proposals=proposals)
+    mate, weight, card, status, k, proposals = f(sg.src, sg.dst, sg.weights, sg.n, max_iters)
+    return mate, weight, card, status, dict(rounds=k, proposals=proposals)
 
 
 solve = jax.jit(suitor_sharded)

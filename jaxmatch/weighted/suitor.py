@@ -36,9 +36,12 @@ by it again: that is what lets a per-vertex pointer replace the rescan.
 
 Two ways to find the next proposal (same answer, tested):
 
-* ``sorted_adjacency=False``: every round, all vertices that need a partner
-  propose at once; their targets come from one masked segment minimum over all
-  entries (O(|E|) per round, the dense form of Algorithm 3).
+* ``sorted_adjacency=False`` (the default; the rounds of
+  :mod:`jaxmatch.weighted.sharded` on one device, no ranks): every round, all
+  vertices that need a partner propose at once, each to its heaviest
+  neighbour (smallest id among equal weights) whose held offer it beats, by a
+  segment maximum of the weights' bits; round one over all entries, later
+  rounds over the proposers' rows (the dense form of Algorithm 3).
 * ``sorted_adjacency=True`` (the paper's speed-up): the neighbour lists are
   sorted by rank once, and each vertex keeps a pointer into its list. The
   vertices that need a partner wait in a ring queue (the "unsuccessful
@@ -281,7 +284,6 @@ class SuitorState(NamedTuple):
     ptr: jax.Array        # [V] sorted mode: next entry to examine in v's row
     budget: jax.Array     # [V] sorted mode: next window length
     queue: jax.Array      # [V] sorted mode: ring queue of vertices that must propose
-    proposing: jax.Array  # [V] dense mode: v must propose this round
     head: jax.Array
     size: jax.Array
     rounds: jax.Array
@@ -298,22 +300,6 @@ def _resolve(s: SuitorState, ids, found, tgt, r):
     old = take(s.suitor, tgt, -1)
     suitor = s.suitor.at[mask_ids(tgt, win, V)].set(ids, mode="drop")
     return s._replace(suitor=suitor, offer=offer), win, jnp.where(win, old, -1)
-
-
-def dense_step(g, rank, s: SuitorState) -> SuitorState:
-    """One round: every proposing vertex proposes to its best accepting neighbour (full scan)."""
-    V = g.vertex_cap
-    src, dst = g.adj.src, g.adj.indices
-    ok = take(s.proposing, src, False) & (rank < take(s.offer, dst, -1))
-    best, tgt = segment_argmin(jnp.where(ok, rank, INT_MAX), dst, mask_ids(src, ok, V), V)
-    found = s.proposing & (best < INT_MAX)
-    ids = jnp.arange(V, dtype=jnp.int32)
-    s2, win, old = _resolve(s, ids, found, tgt, best)
-    proposing = (found & ~win).at[mask_ids(old, old >= 0, V)].set(True, mode="drop")
-    busy = jnp.any(s.proposing)
-    return s2._replace(proposing=proposing, rounds=s.rounds + busy,
-                       proposals=s.proposals + jnp.sum(found, dtype=jnp.int32),
-                       scanned=s.scanned + jnp.where(busy, g.n_entries, 0))
 
 
 def sorted_step(g, adj: SortedAdjacency, s: SuitorState, batch: int, lanes: int) -> SuitorState:
@@ -343,28 +329,19 @@ def mates_from_suitors(suitor):
     return jnp.where(take(suitor, suitor, -1) == ids, suitor, -1)
 
 
-def suitor_arrays(g, *, sorted_adjacency_: bool, max_iters: int, batch: int, lanes: int):
-    """Run Suitor; returns (mate [vertex_cap], status, stats dict)."""
+def suitor_arrays(g, *, max_iters: int, batch: int, lanes: int):
+    """Run Suitor with the sorted adjacency; returns (mate [vertex_cap], status, stats dict)."""
     V = g.vertex_cap
     order = edge_order(g)
-    rank = order.rank
-    ids = jnp.arange(V, dtype=jnp.int32)
-    has_edge = jax.ops.segment_max((rank < INT_MAX).astype(jnp.int32), g.adj.src, V) > 0
+    has_edge = jax.ops.segment_max((order.rank < INT_MAX).astype(jnp.int32), g.adj.src, V) > 0
     zero = jnp.int32(0)
+    adj = sorted_adjacency(g, order)
+    queue, head, size = initial_queue(g, has_edge)
     s = SuitorState(suitor=jnp.full(V, -1, jnp.int32), offer=jnp.full(V, INT_MAX, jnp.int32),
-                    ptr=zero, budget=zero, queue=zero, proposing=(ids < g.n) & has_edge,
-                    head=zero, size=zero, rounds=zero, proposals=zero, scanned=zero)
-    if sorted_adjacency_:
-        adj = sorted_adjacency(g, order)
-        queue, head, size = initial_queue(g, has_edge)
-        s = s._replace(ptr=adj.start, budget=jnp.full(V, INITIAL_BUDGET, jnp.int32), queue=queue,
-                       head=head, size=size, proposing=jnp.zeros(V, bool))
-        busy = lambda s: s.size > 0
-        step = lambda s: sorted_step(g, adj, s, batch, lanes)
-    else:
-        busy = lambda s: jnp.any(s.proposing)
-        step = lambda s: dense_step(g, rank, s)
-    s = lax.while_loop(lambda s: busy(s) & (s.rounds < max_iters), step, s)
-    status = jnp.where(busy(s), MAX_ITERS, CONVERGED).astype(jnp.int32)
+                    ptr=adj.start, budget=jnp.full(V, INITIAL_BUDGET, jnp.int32), queue=queue,
+                    head=head, size=size, rounds=zero, proposals=zero, scanned=zero)
+    s = lax.while_loop(lambda s: (s.size > 0) & (s.rounds < max_iters),
+                       lambda s: sorted_step(g, adj, s, batch, lanes), s)
+    status = jnp.where(s.size > 0, MAX_ITERS, CONVERGED).astype(jnp.int32)
     stats = dict(rounds=s.rounds, proposals=s.proposals, scanned=s.scanned)
     return mates_from_suitors(s.suitor), status, stats
