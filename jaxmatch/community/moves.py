@@ -299,16 +299,23 @@ def resolve_conflicts(d, c, jr, rid, vertex, comm_row, target, move, gain, round
     j = jnp.maximum(jr, 0)
     m_j = (jr >= 0) & move[j]
     conf = m_j & move[rid] & ((target[rid] == c) | (target[j] == comm_row[rid]))
-    g_i, g_j = gain[rid], gain[j]
-    sentinel = jnp.iinfo(jnp.int32).max
+    return settle_conflicts(conf, rid, d, gain[rid], gain[j], vertex, move, gain, rounds, lambda x: x[j])
+
+
+def settle_conflicts(conf, seg, nbr, g_i, g_j, vertex, move, gain, rounds: int, at_nbr):
+    """The rounds of :func:`resolve_conflicts`, shared with the sharded solver
+    (:func:`jaxmatch.community.sharded.level_one`): entries (i, j) with ``conf`` (a conflict),
+    i's row ``seg``, j's id ``nbr``, the gains ``g_i``, ``g_j``; per row the vertex id, the intended
+    ``move`` and its ``gain``; ``at_nbr(x)`` reads a per-row bool state at each entry's j (an index
+    on one device, a gather over the mesh on several)."""
     rows = vertex.shape[0]
     undecided, accepted = move, jnp.zeros_like(move)
     for _ in range(rounds):                  # unrolled: no loop (and no host sync per round on a GPU)
-        live = conf & undecided[j]
-        top = sparse_reduce("max", g_j, rid, live, rows, -jnp.inf)
-        tie = sparse_reduce("min", d, rid, live & (g_j == g_i), rows, sentinel)
+        live = conf & at_nbr(undecided)
+        top = sparse_reduce("max", g_j, seg, live, rows, -jnp.inf)
+        tie = sparse_reduce("min", nbr, seg, live & (g_j == g_i), rows, jnp.iinfo(jnp.int32).max)
         win = undecided & ~(top > gain) & ~(tie < vertex)
-        beaten = sparse_reduce("max", jnp.ones_like(rid), rid, conf & win[j], rows, 0) > 0
+        beaten = sparse_reduce("max", jnp.ones_like(seg), seg, conf & at_nbr(win), rows, 0) > 0
         undecided, accepted = undecided & ~win & ~beaten, accepted | win
     return accepted
 

@@ -82,7 +82,7 @@ from jaxmatch._validate import _float_dtype, next_pow2
 from jaxmatch.community.aggregation import aggregate, coarse_ids
 from jaxmatch.community.buckets import Level
 from jaxmatch.community.config import Config
-from jaxmatch.community.moves import _group_shift, _group_sort
+from jaxmatch.community.moves import _group_shift, _group_sort, settle_conflicts
 from jaxmatch.community.modularity import _intra, degrees
 
 #: off the GPU, rows up to this wide are grouped in place (XLA's CPU key-value sort took 0.55 s for
@@ -156,25 +156,19 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             """:func:`jaxmatch.community.moves.resolve_conflicts` over the devices: neighbours u, v
             conflict when both intend to move and one enters the community the other leaves; in
             ``cfg.resolve_rounds`` rounds a move survives when its gain beats (ties: smaller id)
-            every undecided conflicting neighbour's, and beaten neighbours drop out. The
-            neighbours' intents and states come by ``lax.all_gather``."""
+            every undecided conflicting neighbour's, and beaten neighbours drop out
+            (:func:`~jaxmatch.community.moves.settle_conflicts`). The neighbours' intents and
+            states come by ``lax.all_gather``."""
             gain = jnp.where(move, gain, -jnp.inf)
             to = lax.all_gather(jnp.where(move, target, V), axis, tiled=True)      # V: no move
             g = lax.all_gather(gain, axis, tiled=True)
             to_u, to_v = take(to, src, V), take(to, dst, V)
             conf = off & (to_u < V) & (to_v < V) & ((to_u == take(comm, dst, V)) | (to_v == take(comm, src, V)))
-            seg = jnp.where(conf, u_loc, R)
-            g_u, g_v = take(g, src, -jnp.inf), take(g, dst, -jnp.inf)
-            undecided, accepted = move, jnp.zeros_like(move)
-            for _ in range(cfg.resolve_rounds):      # unrolled, as on one device
-                live = conf & (take(lax.all_gather(undecided.astype(jnp.int8), axis, tiled=True), dst, 0) > 0)
-                top = jax.ops.segment_max(jnp.where(live, g_v, -jnp.inf), seg, R)
-                tie = jax.ops.segment_min(jnp.where(live & (g_v == g_u), dst, INT_MAX), seg, R)
-                win = undecided & ~(top > gain) & ~(tie < mine)
-                won = take(lax.all_gather(win.astype(jnp.int8), axis, tiled=True), dst, 0) > 0   # bytes, not bools
-                beaten = jax.ops.segment_max((conf & won).astype(jnp.int32), seg, R) > 0
-                undecided, accepted = undecided & ~win & ~beaten, accepted | win
-            return accepted
+            def at_dst(x):                        # a neighbour's state, gathered as bytes (not bools)
+                return take(lax.all_gather(x.astype(jnp.int8), axis, tiled=True), dst, 0) > 0
+
+            return settle_conflicts(conf, jnp.where(conf, u_loc, R), dst, take(g, src, -jnp.inf),
+                                    take(g, dst, -jnp.inf), mine, move, gain, cfg.resolve_rounds, at_dst)
 
         def sweep(comm, tot, size):
             """A pass: every owned vertex chooses its move (Eq. (2)) at once; the moves are
