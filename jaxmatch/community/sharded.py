@@ -77,7 +77,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import PartitionSpec as P
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, offsets, segment_argmin, take
+from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, segment_argmin, take
 from jaxmatch._validate import _float_dtype, next_pow2
 from jaxmatch.community.aggregation import aggregate, coarse_ids
 from jaxmatch.community.buckets import Level

@@ -18,8 +18,10 @@ has an unmatched neighbour; the result equals the greedy matching.
 ``sorted_adjacency=True`` keeps a pointer into each neighbour list sorted by
 rank (the Theta(|V| + |E|) variant the paper mentions): a matched neighbour
 is skipped once and never examined again. ``False`` rescans every stale
-vertex's whole list each round with a masked segment minimum (O(|E|) per
-round, the paper's Algorithm 2).
+vertex's whole list each round for its heaviest unmatched neighbour, the
+weights' bits as integer keys and the smallest id among equal weights (the
+same order at one vertex; no ranking sort: :func:`jaxmatch.weighted.sharded.scan`;
+O(|E|) per round, the paper's Algorithm 2).
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, mask_ids, segment_argmin, take
+from jaxmatch._ops import CONVERGED, MAX_ITERS, take
+from jaxmatch.weighted import sharded as _keyed
 from jaxmatch.weighted.suitor import INITIAL_BUDGET, edge_order, scan, sorted_adjacency
 
 
@@ -57,13 +60,10 @@ def _match(g, s: LDState, found, cand, dead, **kw) -> LDState:
                       proposals=s.proposals + jnp.sum(found, dtype=jnp.int32), **kw)
 
 
-def dense_step(g, rank, s: LDState) -> LDState:
-    V = g.vertex_cap
+def dense_step(g, sh, s: LDState) -> LDState:
     stale = _stale(g, s)
-    src, dst = g.adj.src, g.adj.indices
-    ok = take(stale, src, False) & (take(s.mate, dst, 0) < 0) & (rank < INT_MAX)
-    best, arg = segment_argmin(jnp.where(ok, rank, INT_MAX), dst, mask_ids(src, ok, V), V)
-    found = stale & (best < INT_MAX)
+    best, arg = _keyed.scan(sh, stale, lambda src, dst, key: take(s.mate, dst, 0) < 0, cap=None)
+    found = stale & (best >= 0)
     cand = jnp.where(found, arg, jnp.where(stale, -1, s.cand))
     busy = jnp.any(stale)
     return _match(g, s, found, cand, s.dead | (stale & ~found), rounds=s.rounds + busy,
@@ -85,18 +85,17 @@ def sorted_step(g, adj, s: LDState, lanes: int) -> LDState:
 def locally_dominant_arrays(g, *, sorted_adjacency_: bool, max_iters: int, lanes: int):
     """Run LD; returns (mate [vertex_cap], status, stats dict)."""
     V = g.vertex_cap
-    order = edge_order(g)
-    rank = order.rank
     zero = jnp.int32(0)
     s = LDState(mate=jnp.full(V, -1, jnp.int32), cand=jnp.full(V, -1, jnp.int32),
                 dead=jnp.zeros(V, bool), ptr=zero, budget=zero, rounds=zero, proposals=zero,
                 scanned=zero)
     if sorted_adjacency_:
-        adj = sorted_adjacency(g, order)
+        adj = sorted_adjacency(g, edge_order(g))
         s = s._replace(ptr=adj.start, budget=jnp.full(V, INITIAL_BUDGET, jnp.int32))
         step = lambda s: sorted_step(g, adj, s, lanes)
     else:
-        step = lambda s: dense_step(g, rank, s)
+        sh = _keyed.local(g.adj.src, g.adj.indices, g.adj.weights, V=V, R=V, axis=None, rows=g.adj.indptr)
+        step = lambda s: dense_step(g, sh, s)
     busy = lambda s: jnp.any(_stale(g, s))
     s = lax.while_loop(lambda s: busy(s) & (s.rounds < max_iters), step, s)
     status = jnp.where(busy(s), MAX_ITERS, CONVERGED).astype(jnp.int32)

@@ -112,10 +112,11 @@ def local(src, dst, w, *, V: int, R: int, axis: str | None, rows=None) -> Shard:
     return Shard(src, dst, key, jnp.where(valid, here, R), rows, lo + jnp.arange(R, dtype=jnp.int32), lo)
 
 
-def scan(sh: Shard, held, proposing, *, cap: int | None, fresh: bool):
-    """Each proposer's heaviest eligible neighbour: (key [R], -1 for none; target [R]), over all
-    entries (``cap`` None) or over the proposers' rows expanded to ``cap`` lanes. ``fresh``: round
-    one, where every offer is -inf and none is read."""
+def scan(sh: Shard, proposing, eligible=None, *, cap: int | None):
+    """Each proposer's heaviest eligible neighbour, the smallest id among equal weights: (key [R],
+    -1 for none; target [R]), over all entries (``cap`` None) or over the proposers' rows expanded
+    to ``cap`` lanes. ``eligible(src, dst, key)``: which edges may be taken (None: every edge; round
+    one of Suitor, where every offer is -inf); :func:`beats` for Suitor."""
     R = sh.ids.shape[0]
     if cap is None:
         src, dst, key = sh.src, sh.dst, sh.key
@@ -126,13 +127,21 @@ def scan(sh: Shard, held, proposing, *, cap: int | None, fresh: bool):
         src, dst, key = take(sh.src, e, -1), take(sh.dst, e, -1), take(sh.key, e, -1)
         seg = jnp.where(live & (key >= 0), slot, R)
     ok = seg < R
-    if not fresh:
-        h = held[jnp.where(ok, dst, 0)]                   # [., 2]: offer and suitor in one trip
-        ok &= (key > h[:, 0]) | ((key == h[:, 0]) & (src < h[:, 1]))
+    if eligible is not None:
+        ok &= eligible(src, dst, key)
     seg = jnp.where(ok, seg, R)
     best = jax.ops.segment_max(jnp.where(ok, key, -1), seg, R)
     tgt = jax.ops.segment_min(jnp.where(ok & (key == take(best, seg, -1)), dst, INT_MAX), seg, R)
     return best, tgt
+
+
+def beats(held):
+    """Suitor's eligibility for :func:`scan`: the proposal (src, key) beats the offer that ``dst``
+    holds (heavier, or as heavy from a smaller proposer); offer and suitor read in one trip."""
+    def eligible(src, dst, key):
+        h = held.at[dst].get(mode="fill", fill_value=-1)     # [., 2]
+        return (key > h[:, 0]) | ((key == h[:, 0]) & (src < h[:, 1]))
+    return eligible
 
 
 def exchange(sh: Shard, best, tgt, held, mine, *, V: int, D: int, axis: str):
@@ -196,8 +205,8 @@ def rounds(sh: Shard, n, max_iters, *, V: int, D: int, axis: str | None, switch:
     R, E = V // D, sh.src.shape[0]
     total = jnp.sum(sh.key >= 0, dtype=jnp.int32)      # a full round examines these
     caps = tuple(sorted({max(E // f, 1) for f in SPARSE})) if switch else ()
-    branches = [partial(scan, sh, cap=None, fresh=True), partial(scan, sh, cap=None, fresh=False)] + \
-        [partial(scan, sh, cap=c, fresh=False) for c in reversed(caps)]
+    branches = [lambda held, p: scan(sh, p, cap=None)] + \
+        [lambda held, p, c=c: scan(sh, p, beats(held), cap=c) for c in (None, *reversed(caps))]
     few = max(R // FEW, 1)
     settle = [partial(exchange, sh, V=V, D=D, axis=axis), partial(exchange_few, sh, cap=few, V=V, axis=axis)]
 

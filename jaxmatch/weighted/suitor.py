@@ -64,7 +64,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import (CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, offsets, prefix, segment_argmin,
+from jaxmatch._ops import (CONVERGED, INT_MAX, MAX_ITERS, compact, expand, mask_ids, offsets, prefix,
                            take)
 
 INITIAL_BUDGET = 2   # first window length after a proposal (entries)
