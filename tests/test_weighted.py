@@ -153,7 +153,7 @@ VARIANTS = {
     "suitor_sorted": lambda g: suitor(g, sorted_adjacency=True).mate,
     "suitor_small_batches": lambda g: suitor(g, batch=4, lanes=6).mate,
     "ld": lambda g: locally_dominant(g).mate,
-    "ld_dense": lambda g: locally_dominant(g, sorted_adjacency=False).mate,
+    "ld_sorted": lambda g: locally_dominant(g, sorted_adjacency=True).mate,
     "ld_few_lanes": lambda g: locally_dominant(g, lanes=5).mate,
 }
 
@@ -311,7 +311,7 @@ def test_sorted_and_dense_give_identical_results_and_stats_make_sense():
     assert int(a.stats["rounds"]) >= 1 and int(d.stats["rounds"]) >= 1
     # the pointer scan examines fewer entries than full rescans
     assert int(a.stats["scanned"]) <= int(d.stats["scanned"])
-    la, ld = locally_dominant(g), locally_dominant(g, sorted_adjacency=False)
+    la, ld = locally_dominant(g, sorted_adjacency=True), locally_dominant(g)
     np.testing.assert_array_equal(la.mate, ld.mate)
     np.testing.assert_array_equal(la.mate, a.mate)
 
@@ -345,7 +345,8 @@ def test_max_iters_reports_status_and_keeps_a_valid_matching():
     with pytest.raises(jaxmatch.SolverError, match="suitor: stopped at max_iters"):
         suitor(g, max_iters=2)
     for res in (suitor(g, max_iters=2, throw=False), suitor(g, sorted_adjacency=True, max_iters=2, throw=False),
-                locally_dominant(g, max_iters=1, throw=False)):
+                locally_dominant(g, max_iters=1, throw=False),
+                locally_dominant(g, sorted_adjacency=True, max_iters=1, throw=False)):
         assert res.status_name == "hit max_iters"
         mate = np.asarray(res.mate)
         v = np.flatnonzero(mate >= 0)
@@ -371,7 +372,7 @@ def test_degenerate_graphs(case):
         g = Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 0], **CAPS)
     want = ref_mate(g)
     for res in (suitor(g), suitor(g, sorted_adjacency=True), locally_dominant(g),
-                locally_dominant(g, sorted_adjacency=False)):
+                locally_dominant(g, sorted_adjacency=True)):
         assert res.status_name == "converged"
         np.testing.assert_array_equal(res.mate, want)
     r = b_suitor(g, 2, max_b=MAX_B)

@@ -269,7 +269,7 @@ def _suitor(g, max_iters, *, sorted_adjacency, batch, lanes):
     return _su.suitor_arrays(g, max_iters=max_iters, batch=batch, lanes=lanes)
 
 
-def locally_dominant(g: Graph, *, sorted_adjacency: bool = True, max_iters: int | None = None,
+def locally_dominant(g: Graph, *, sorted_adjacency: bool = False, max_iters: int | None = None,
                      lanes: int | None = None, throw: bool = True) -> WeightedMatchingResult:
     """Half-approximate maximum weight matching by the Locally-Dominant algorithm.
 
@@ -300,14 +300,19 @@ def locally_dominant(g: Graph, *, sorted_adjacency: bool = True, max_iters: int 
     Args:
         g: the :class:`jaxmatch.Graph`, with finite non-negative weights
             (zero-weight edges and self-loops are ignored).
-        sorted_adjacency: True (the default): a pointer into each neighbour
-            list sorted by rank replaces the rescan. False: every stale
-            vertex rescans its whole list each round (the paper's Algorithm
-            2). Both give the same matching.
+        sorted_adjacency: False (the default): every stale vertex rescans
+            its whole list each round (the paper's Algorithm 2) for its
+            heaviest unmatched neighbour, the weights' bits as integer keys
+            (no ranking sort). True: a pointer into each neighbour list
+            sorted by rank replaces the rescan. Both give the same matching.
+            False was 1.6-3.1x faster on an H100 at 10^7 edges on RMAT,
+            Delaunay, RGG, road and power-law graphs, 7.5x under ``vmap``
+            over 2,000 64-vertex graphs and 3.7x on a 20,000-vertex path on
+            a CPU (RESULTS, session 31).
         max_iters: bound on the rounds (default ``entry_cap + vertex_cap +
             2``, always enough; None: the default).
         lanes: adjacency entries examined per round in all, with
-            ``sorted_adjacency`` (default ``2 * vertex_cap``; None: the default).
+            ``sorted_adjacency=True`` (default ``2 * vertex_cap``; None: the default).
         throw: eagerly, raise :class:`jaxmatch.SolverError` (holding the
             result) when ``max_iters`` stops it first (default True); under
             ``jit``/``vmap`` it has no effect: read ``status`` instead.
