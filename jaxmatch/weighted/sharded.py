@@ -54,6 +54,15 @@ sequential Suitor could make, so the loop ends within ``max_iters`` rounds
 matching. (Until session 30 a round rescanned every entry, all-reduced two
 arrays of V words (``lax.pmax``, then ``lax.pmin``) and updated all V
 vertices on every device: RESULTS, session 30.)
+
+On one device (``axis`` None: no collectives, the rows from the CSR) the same
+rounds are the default of :func:`jaxmatch.suitor` on a :class:`jaxmatch.Graph`
+(:func:`dense_arrays`; ``SWITCH_MIN``), and :func:`scan`, with "the neighbour
+is unmatched" as its eligibility, finds the candidates of
+:func:`jaxmatch.locally_dominant`'s default: neither sorts the edges by rank.
+On an H100 at 10^7 edges (RMAT, Delaunay, RGG, road, power law) these took
+4.7-7.4 ms (Suitor) and 5.4-10.0 ms (LD), against 11.8-16.5 ms with the
+sorted adjacency (RESULTS, session 31).
 """
 from __future__ import annotations
 
