@@ -121,7 +121,7 @@ class SolverError(RuntimeError):
         ...     jaxmatch.suitor(g, max_iters=1)
         ... except jaxmatch.SolverError as e:
         ...     print(e.status.name, e.result.mate.tolist())
-        MAX_ITERS [-1, -1, -1, -1]
+        MAX_ITERS [-1, 2, 1, -1]
     """
 
     def __init__(self, solver: str, result):

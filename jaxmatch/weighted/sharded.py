@@ -125,7 +125,8 @@ def scan(sh: Shard, proposing, eligible=None, *, cap: int | None):
     """Each proposer's heaviest eligible neighbour, the smallest id among equal weights: (key [R],
     -1 for none; target [R]), over all entries (``cap`` None) or over the proposers' rows expanded
     to ``cap`` lanes. ``eligible(src, dst, key)``: which edges may be taken (None: every edge; round
-    one of Suitor, where every offer is -inf); :func:`beats` for Suitor."""
+    one of Suitor, where every offer is -inf), given ``dst`` 0 where the entry is no candidate;
+    :func:`beats` for Suitor."""
     R = sh.ids.shape[0]
     if cap is None:
         src, dst, key = sh.src, sh.dst, sh.key
@@ -137,7 +138,7 @@ def scan(sh: Shard, proposing, eligible=None, *, cap: int | None):
         seg = jnp.where(live & (key >= 0), slot, R)
     ok = seg < R
     if eligible is not None:
-        ok &= eligible(src, dst, key)
+        ok &= eligible(src, jnp.where(ok, dst, 0), key)   # in-bounds ids (0 where not ok)
     seg = jnp.where(ok, seg, R)
     best = jax.ops.segment_max(jnp.where(ok, key, -1), seg, R)
     tgt = jax.ops.segment_min(jnp.where(ok & (key == take(best, seg, -1)), dst, INT_MAX), seg, R)
@@ -148,7 +149,7 @@ def beats(held):
     """Suitor's eligibility for :func:`scan`: the proposal (src, key) beats the offer that ``dst``
     holds (heavier, or as heavy from a smaller proposer); offer and suitor read in one trip."""
     def eligible(src, dst, key):
-        h = held.at[dst].get(mode="fill", fill_value=-1)     # [., 2]
+        h = held[dst]                                       # [., 2]
         return (key > h[:, 0]) | ((key == h[:, 0]) & (src < h[:, 1]))
     return eligible
 
