@@ -2,7 +2,8 @@
 
 For each device count (1, 2, 4, ... up to the local devices), a planted-partition
 graph of ``--edges-per-device`` edges per device (average degree 16, groups
-of 1,024, p_in 0.8, as ``bench_multigpu.py --louvain-class planted``) is
+of 1,024, p_in 0.8, as ``bench_multigpu.py --louvain-class planted``; or
+``--graph-class`` power_law, rmat, delaunay or road of about as many edges) is
 sharded over that many devices and the stages of ``jaxmatch.louvain`` on it
 are timed apart (second of two runs, each stage blocked on):
 
@@ -44,6 +45,8 @@ def main():
     p.add_argument("--no-solo", action="store_true", help="skip the one-device solver")
     p.add_argument("--device-counts", type=int, nargs="+", default=None,
                    help="the device counts to profile (default 1, 2, 4, 8 and all, up to the devices present)")
+    p.add_argument("--graph-class", default="planted", choices=("planted", "power_law", "rmat", "delaunay", "road"),
+                   help="planted partition (default), or a bench_louvain class of about the same edge count")
     p.add_argument("--config", nargs="*", default=[], metavar="KEY=INT",
                    help="Config fields for every stage, e.g. order=0 one_device_entries=4194304")
     args = p.parse_args()
@@ -56,6 +59,9 @@ def main():
     from jax.sharding import Mesh
 
     import jaxmatch
+    import scipy.sparse as sp
+
+    from experiments import generators as gen
     from experiments.generators import planted_partition_edges
     from jaxmatch.community import sharded as shl
     from jaxmatch.community.config import Config
@@ -67,7 +73,15 @@ def main():
     for k in counts:
         m = args.edges_per_device * k
         n = m // 8
-        u, v = planted_partition_edges(n, m, groups=max(n // 1024, 1), p_in=0.8, seed=k)
+        if args.graph_class == "planted":
+            u, v = planted_partition_edges(n, m, groups=max(n // 1024, 1), p_in=0.8, seed=k)
+        else:
+            A = {"power_law": lambda: gen.power_law(m // 8, seed=k),
+                 "rmat": lambda: gen.rmat(max(int(np.log2(m / 16)), 1), seed=k),
+                 "delaunay": lambda: gen.delaunay(m // 3, seed=k),
+                 "road": lambda: gen.road_grid(int(np.sqrt(m / 1.8)), int(np.sqrt(m / 1.8)), seed=k)}[args.graph_class]()
+            T = sp.triu(A, 1).tocoo()
+            u, v, n, m = T.row, T.col, A.shape[0], T.nnz
         sg = jaxmatch.ShardedGraph.from_edges(u, v, None, n=n, mesh=Mesh(np.array(devs[:k]), ("d",)))
         gains = (jnp.float32(1), jnp.float32(0), jnp.float32(1e-2))   # the defaults past large_graph
         for _ in range(2):
@@ -95,7 +109,7 @@ def main():
             t = time.perf_counter()
             whole = jax.block_until_ready(jaxmatch.louvain(sg, config=cfg))
             T["whole"] = time.perf_counter() - t
-        row = dict(config=args.config, devices=k, edges=int(m), passes=int(it), coarse_vertices=int(coarse.n),
+        row = dict(config=args.config, graph_class=args.graph_class, devices=k, edges=int(m), passes=int(it), coarse_vertices=int(coarse.n),
                    coarse_entries=entries,
                    coarse_on_mesh=spread,
                    modularity=float(whole.modularity), levels=np.asarray(whole.stats["vertices"]).tolist(),
@@ -113,6 +127,7 @@ def main():
     out = Path(os.environ.get("OUT", "experiments/results"))
     out.mkdir(parents=True, exist_ok=True)
     tag = "_" + "_".join(args.config).replace("=", "-") if args.config else ""
+    tag += "" if args.graph_class == "planted" else "_" + args.graph_class
     (out / f"profile_sharded_louvain{tag}.json").write_text(json.dumps(dict(
         device=devs[0].device_kind, jax=jax.__version__, rows=rows), indent=1))
 
