@@ -25,6 +25,10 @@ and gives every entry the integer *rank* of its edge (0 = first; both stored
 copies of an edge get the same rank; ignored entries get ``INT_MAX``). From
 then on the algorithms compare int32 ranks only, and a segment minimum over
 ranks is a segment maximum over (weight, id) keys without packing floats.
+That is the ``sorted_adjacency=True`` modes' and b-Suitor's form; the
+default modes of Suitor and Locally-Dominant need no ranks: at one vertex
+the order compares the other end points only, so they compare the weights'
+bits and then the ids (:mod:`jaxmatch.weighted.sharded`).
 
 Suitor state: ``offer[v]`` is the rank of the best proposal v holds
 (``INT_MAX`` for none) and ``suitor[v]`` the proposer. A vertex u whose
