@@ -54,8 +54,8 @@ aggregation merges the repeats of different devices into one
 :func:`jaxmatch.louvain` runs the other levels (without its refinement).
 Otherwise (more than ``MESH_ENTRIES``, or more than one device holds: a
 10^9-edge planted-partition graph's first coarse graph held about 9x10^8
-entries, which the one-device solver could not fit on an H200) each device sends the pairs of each coarse vertex range to that
-range's device, which merges them into its shard of a
+entries, which the one-device solver could not fit on an H200) each device
+sends the pairs of each coarse vertex range to that range's device, which merges them into its shard of a
 :class:`jaxmatch.ShardedGraph` (:func:`coarse_sharded`), and the sharded
 levels repeat on it. With ``refine`` the final partition is then refined
 on the input graph, as the one-device solver does: the same sharded moves,
@@ -164,6 +164,7 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             g = lax.all_gather(gain, axis, tiled=True)
             to_u, to_v = take(to, src, V), take(to, dst, V)
             conf = off & (to_u < V) & (to_v < V) & ((to_u == take(comm, dst, V)) | (to_v == take(comm, src, V)))
+
             def at_dst(x):                        # a neighbour's state, gathered as bytes (not bools)
                 return take(lax.all_gather(x.astype(jnp.int8), axis, tiled=True), dst, 0) > 0
 

@@ -209,7 +209,7 @@ def _outcome(sh: Shard, held, found, tgt, mine, V: int):
 
 def rounds(sh: Shard, n, max_iters, *, V: int, D: int, axis: str | None, switch: bool = True):
     """The proposal rounds on this device's :class:`Shard` (``axis`` None: one device, no
-    collectives); returns (held [V, 2], rounds, proposals, scanned, busy). ``switch`` False: every
+    collectives); returns (suitor [V], rounds, proposals, scanned, busy). ``switch`` False: every
     round scans every entry and settles by :func:`exchange`, one path (under ``vmap`` a switch runs
     all its branches)."""
     R, E = V // D, sh.src.shape[0]
@@ -230,8 +230,8 @@ def rounds(sh: Shard, n, max_iters, *, V: int, D: int, axis: str | None, switch:
 
     def step(st):
         held, mine, proposing, k, proposals, scanned, left = st
-        need = jnp.sum(jnp.where(proposing, sh.rows[1:] - sh.rows[:-1], 0))
         if switch:
+            need = jnp.sum(jnp.where(proposing, sh.rows[1:] - sh.rows[:-1], 0))
             which = jnp.where(k == 0, 0, 1 + jnp.sum(need <= jnp.array(caps, jnp.int32)))
             best, tgt = lax.switch(which, branches, held, proposing)
             held, mine, found, win, lost = lax.cond(jnp.max(left[2:]) <= few, settle[1], settle[0],
@@ -251,7 +251,7 @@ def rounds(sh: Shard, n, max_iters, *, V: int, D: int, axis: str | None, switch:
     st = (held, jnp.full(R, V, jnp.int32), proposing, zero, zero, zero, counts(proposing, jnp.zeros(R, bool)))
     held, _, _, k, proposals, scanned, left = lax.while_loop(lambda s: (s[6][0] > 0) & (s[3] < max_iters),
                                                               step, st)
-    return held, k, proposals, scanned, left[0] > 0
+    return held[:, 1].astype(jnp.int32), k, proposals, scanned, left[0] > 0
 
 
 def dense_arrays(g, *, max_iters: int):
@@ -260,11 +260,10 @@ def dense_arrays(g, *, max_iters: int):
     stats dict)."""
     V = g.vertex_cap
     sh = local(g.adj.src, g.adj.indices, g.adj.weights, V=V, R=V, axis=None, rows=g.adj.indptr)
-    held, k, proposals, scanned, busy = rounds(sh, g.n, max_iters, V=V, D=1, axis=None,
-                                               switch=g.entry_cap >= SWITCH_MIN)
+    suitor, k, proposals, scanned, busy = rounds(sh, g.n, max_iters, V=V, D=1, axis=None,
+                                                 switch=g.entry_cap >= SWITCH_MIN)
     status = jnp.where(busy, MAX_ITERS, CONVERGED).astype(jnp.int32)
-    return mates_from_suitors(held[:, 1].astype(jnp.int32)), status, dict(rounds=k, proposals=proposals,
-                                                                           scanned=scanned)
+    return mates_from_suitors(suitor), status, dict(rounds=k, proposals=proposals, scanned=scanned)
 
 
 def suitor_sharded(sg, max_iters):
@@ -274,8 +273,8 @@ def suitor_sharded(sg, max_iters):
 
     def run(src, dst, w, n, max_iters):
         sh = local(src[0], dst[0], w[0], V=V, R=R, axis=axis)
-        held, k, proposals, _, busy = rounds(sh, n, max_iters, V=V, D=D, axis=axis)
-        mate = mates_from_suitors(held[:, 1].astype(jnp.int32))
+        suitor, k, proposals, _, busy = rounds(sh, n, max_iters, V=V, D=D, axis=axis)
+        mate = mates_from_suitors(suitor)
         mine = (sh.key >= 0) & (take(mate, sh.src, -1) == sh.dst) & (sh.src < sh.dst)
         weight = lax.psum(jnp.sum(jnp.where(mine, w[0], 0.0)), axis)
         card = lax.psum(jnp.sum(mine, dtype=jnp.int32), axis)
