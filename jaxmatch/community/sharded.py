@@ -55,8 +55,8 @@ aggregation merges the repeats of different devices into one
 Otherwise (more than ``MESH_ENTRIES``, or more than one device holds: a
 10^9-edge planted-partition graph's first coarse graph held about 9x10^8
 entries, which the one-device solver could not fit on an H200) each device
-sends the pairs of each coarse vertex range to that range's device, which merges them into its shard of a
-:class:`jaxmatch.ShardedGraph` (:func:`coarse_sharded`), and the sharded
+sends the pairs of each coarse vertex range to that range's device, which
+merges them into its shard of a :class:`jaxmatch.ShardedGraph` (:func:`coarse_sharded`), and the sharded
 levels repeat on it. With ``refine`` the final partition is then refined
 on the input graph, as the one-device solver does: the same sharded moves,
 started from the final labels instead of singletons. The partition differs
