@@ -63,6 +63,7 @@ def main():
 
     from experiments import generators as gen
     from experiments.generators import planted_partition_edges
+    from jaxmatch import community as C
     from jaxmatch.community import sharded as shl
     from jaxmatch.community.config import Config
 
@@ -88,7 +89,7 @@ def main():
             T = {}
             t = time.perf_counter()
             comm, q1, it, moves, status, *pairs = jax.block_until_ready(
-                shl.level_one(sg, *gains, max_iters=100, cfg=cfg))
+                shl.level_sweeps(sg, *gains, both=False, order=cfg.order, max_iters=100, cfg=cfg))
             T["level_one"] = time.perf_counter() - t
             t = time.perf_counter()
             entries = int(np.sum(np.asarray(pairs[-1])))
@@ -98,13 +99,16 @@ def main():
             T["coarse"] = time.perf_counter() - t
             del pairs
             t = time.perf_counter()
-            r = jax.block_until_ready(jaxmatch.louvain(coarse, refine=False, config=cfg))
+            more = dict(resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=100_000,
+                        max_levels=None, max_iters=None, refine=False, config=cfg)
+            r = jax.block_until_ready(C._louvain_sharded(coarse, coarse=True, throw=False, **more) if spread
+                                      else C._coarse_levels(coarse, **more))
             T["rest"] = time.perf_counter() - t
             start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
             start[:n] = np.asarray(r.labels)[np.asarray(dense)]
             t = time.perf_counter()
-            jax.block_until_ready(shl.level_one(sg, *gains, jax.device_put(start), max_iters=100, coarsen=False,
-                                                cfg=cfg))
+            jax.block_until_ready(shl.level_sweeps(sg, *gains, jax.device_put(start), both=True, order=cfg.order,
+                                                   max_iters=100, coarsen=False, cfg=cfg))
             T["refine"] = time.perf_counter() - t
             t = time.perf_counter()
             whole = jax.block_until_ready(jaxmatch.louvain(sg, config=cfg))

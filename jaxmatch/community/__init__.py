@@ -203,10 +203,10 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 
 
 def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine,
-                     throw, **rest) -> LouvainResult:
+                     throw, coarse=False, **rest) -> LouvainResult:
     """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the coarse levels on
     them too while their graph is large (``Config.one_device_entries``), the rest on one
-    device."""
+    device. ``coarse``: ``sg`` is itself a coarse level (its level sweeps as one)."""
     _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine)
     rest["config"] = _checked_config(rest.get("config"))
     check_flag(throw, "throw")
@@ -215,27 +215,33 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     gains = (jnp.float32(0 if large else threshold), jnp.float32(threshold_large if large else 0))
     passes = max_iters or _cfg.DEFAULT_MAX_ITERS
     moving = rest["config"]._replace(one_device_entries=None)   # a knob of the host's step: no recompile
-    comm, q1, it, moves, status1, *pairs = _sh.level_one(
-        sg, jnp.float32(resolution), *gains, max_iters=passes, cfg=moving)
+    order = rest["config"].order
+
+    sweeps = partial(_sh.level_sweeps, sg, jnp.float32(resolution), *gains, order=order, max_iters=passes,
+                     cfg=moving)
+    comm, q1, it, moves, status1, *pairs = sweeps(both=coarse)
     spread = sg.shards > 1 and int(pairs[1]) < n and _sh.too_big(int(np.sum(np.asarray(pairs[-1]))),
                                                                   sg, rest["config"])
-    coarse, dense = _sh.coarse_sharded(sg, *pairs, n) if spread else _sh.coarse_graph(*pairs, n)
+    coarse_g, dense = _sh.coarse_sharded(sg, *pairs, n) if spread else _sh.coarse_graph(*pairs, n)
     del pairs
     n_it = int(it)
     one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
-               vertices=np.array([n], np.int32), communities=int(coarse.n),
+               vertices=np.array([n], np.int32), communities=int(coarse_g.n),
                refine_iterations=0, refine_moves=np.zeros(0, np.int32))
     if max_levels == 1:      # level one only: MAX_LEVELS when another level could still merge communities
-        more = int(coarse.n) < n
-        status = jnp.where(status1 != 0, status1, jnp.int32(Status.MAX_LEVELS if more else Status.CONVERGED))
+        merged = int(coarse_g.n) < n
+        status = jnp.where(status1 != 0, status1, jnp.int32(Status.MAX_LEVELS if merged else Status.CONVERGED))
         dense = _by_smallest_vertex(dense)
         res = LouvainResult(dense, dense[None], q1, jnp.reshape(q1, (1,)),
                             status, one)
         return settle("louvain", res, throw)
-    r = (_louvain_sharded if spread else louvain)(
-        coarse, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
-        large_graph=large_graph, throw=False, max_iters=max_iters,
-        max_levels=None if max_levels is None else max_levels - 1, refine=False, **rest)
+    more = dict(resolution=resolution, threshold=threshold, threshold_large=threshold_large,
+                large_graph=large_graph, max_iters=max_iters,
+                max_levels=None if max_levels is None else max_levels - 1, refine=False)
+    if spread:
+        r = _louvain_sharded(coarse_g, throw=False, coarse=True, **more, **rest)
+    else:
+        r = _coarse_levels(coarse_g, **more, **rest)
     # the gathers by the dense labels run on the mesh's first device (on the host the levels' gather
     # took a second at 8.4M vertices: RESULTS, session 27)
     first = _sh.first_device(sg.mesh.devices.flat)
@@ -244,8 +250,7 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     if refine:               # the final partition refined on the input graph, on the devices
         start = jnp.full(sg.vertex_cap, sg.vertex_cap, jnp.int32).at[:n].set(labels)
         start = jax.device_put(start, NamedSharding(sg.mesh, P()))
-        comm2, q2, it2, moves2, status2 = _sh.level_one(sg, jnp.float32(resolution), *gains, start,
-                                                        max_iters=passes, coarsen=False, cfg=moving)
+        comm2, q2, it2, moves2, status2 = sweeps(start, both=True, coarsen=False)
         labels = _sh.on_first(_sh.dense_labels(comm2, jnp.int32(n)))[:n]
         q = q2
         refined = dict(refine_iterations=int(it2), refine_moves=np.asarray(moves2)[:int(it2)])
@@ -265,6 +270,14 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     res = LouvainResult(_by_smallest_vertex(labels), levels, jnp.asarray(np.asarray(q)),
                         jnp.asarray(level_q), jnp.int32(status), stats)
     return settle("louvain", res, throw)
+
+
+def _coarse_levels(g, **kw) -> LouvainResult:
+    """:func:`louvain` (options ``kw``, no throw) of a coarse level's graph on one device, whose first
+    level sweeps as a coarse level (both bucket orders with ``Config.order`` 2): the sharded
+    solver's levels after the mesh's."""
+    opts, static = _options(g, **kw)
+    return _finish(g, *_solve(g, opts._replace(coarse=jnp.asarray(True)), **static))
 
 
 @jax.jit
@@ -328,7 +341,7 @@ def _options(g, *, resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_g
                        jnp.asarray(threshold_large, wdt),
                        jnp.asarray(min(large_graph, 2**31 - 1), jnp.int32),
                        jnp.asarray(max_levels, jnp.int32), jnp.asarray(max_iters, jnp.int32),
-                       jnp.asarray(refine), jnp.asarray(config.order, jnp.int32))
+                       jnp.asarray(refine), jnp.asarray(config.order, jnp.int32), jnp.asarray(False))
     # the level and iteration records have static sizes: up to the defaults, one size (one
     # compilation for any max_levels <= 32 and max_iters <= 100)
     return opts, dict(max_levels=max(max_levels, _cfg.DEFAULT_MAX_LEVELS),

@@ -92,3 +92,4 @@ class Options(NamedTuple):
     max_iters: jax.Array     # iterations of one level at most (<= the static iteration capacity)
     refine: jax.Array        # bool: refine the final partition on the input graph
     order: jax.Array         # bucket order (Config.order): 0 lowest degrees first, 1 highest first, 2 both
+    coarse: jax.Array        # bool: the input is a coarse level (the sharded solver's): its level sweeps as one

@@ -193,7 +193,7 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg
         bk = buckets_of(gr, n_cap, axis=axis, cfg=cfg)
         # large or not by the vertices that can move: isolated ones cost nothing in a sweep
         # order 2: the coarse levels and the refinement try both bucket orders (see the docstring)
-        both = (opts.order == 2) & (st.refining | (st.level > 0))
+        both = (opts.order == 2) & (st.refining | (st.level > 0) | opts.coarse)
         comm, q, iters, moves, hit = level_sweeps(bk, start, opts, threshold_of(opts, bk.movable), both,
                                                   max_iters, axis, cfg)
         to_coarse, n_coarse = coarse_ids(comm, real)

@@ -239,7 +239,7 @@ def _group_sort(c, rid, w, jr, valid, *, n_cap: int):
 
 
 def exclusive_moves(allowed, sc, srid, e_ic, k_row, tot, stay, real_row, comm_row, vertex,
-                    inv2m, resolution):
+                    inv2m, resolution, axis=None):
     """The moves of a bucket whose rules (a) and (b) left no move: returns (move, target) per row.
 
     Every vertex with a positive gain (Eq. (2), no singleton rule, no bound) is a
@@ -252,7 +252,9 @@ def exclusive_moves(allowed, sc, srid, e_ic, k_row, tot, stay, real_row, comm_ro
     best candidate of the bucket always moves. So a sweep ends with no move
     only when no single vertex move raises Q: the level's partition is a local
     optimum (on a clique, where every simultaneous move cancels, one vertex
-    moves per bucket and sweep instead of none).
+    moves per bucket and sweep instead of none). ``axis``: the rows are one
+    device's share of the bucket's vertices (the sharded solver, under
+    ``shard_map``): the best candidates are taken over the mesh.
     """
     n_cap, W = tot.shape[0], k_row.shape[0]
     score = jnp.where(allowed, e_ic - resolution * k_row[srid] * take(tot, sc, 0) * inv2m, -jnp.inf)
@@ -262,9 +264,11 @@ def exclusive_moves(allowed, sc, srid, e_ic, k_row, tot, stay, real_row, comm_ro
     cand = real_row & (target < n_cap) & (gain > 0) & (inv2m > 0)
     touched = jnp.concatenate([jnp.where(cand, comm_row, n_cap), jnp.where(cand, target, n_cap)])
     g2, v2 = jnp.concatenate([gain, gain]), jnp.concatenate([vertex, vertex])
-    top = jnp.full(n_cap, -jnp.inf, gain.dtype).at[touched].max(g2, mode="drop")
+    over = (lambda x, op: x) if axis is None else (lambda x, op: op(x, axis))   # noqa: E731
+    top = over(jnp.full(n_cap, -jnp.inf, gain.dtype).at[touched].max(g2, mode="drop"), lax.pmax)
     at_top = g2 == take(top, touched, jnp.inf)
-    first = jnp.full(n_cap, n_cap, vertex.dtype).at[jnp.where(at_top, touched, n_cap)].min(v2, mode="drop")
+    first = over(jnp.full(n_cap, n_cap, vertex.dtype).at[jnp.where(at_top, touched, n_cap)].min(v2, mode="drop"),
+                 lax.pmin)
     win = cand & (take(first, comm_row, -1) == vertex) & (take(first, target, -1) == vertex)
     return win, jnp.where(win, target, n_cap)
 

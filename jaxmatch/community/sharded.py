@@ -7,41 +7,50 @@ The first level, the only one of the size of the input, runs under
 
 **Level one, sharded.** Device d holds the rows of its vertex range (see
 :mod:`jaxmatch.shard`); the community of every vertex ``comm``, the degrees
-``k`` and the community totals ``tot`` are replicated. A sweep:
+``k`` and the community totals ``tot`` are replicated. Once per call each
+device sorts its non-loop entries by the degree bucket of their source (the
+one-device solver's buckets, :mod:`jaxmatch.community.buckets`; one stable
+sort, so rows stay contiguous). A pass (sweep) runs the buckets that are
+non-empty on the mesh in turn, lowest degrees first (``high``: highest
+first), and in the turn of bucket b:
 
-1. each device groups its entries (u, v), u != v, by (u, C(v)) and sums
-   each group: e_{u->c}, for the vertices u it owns, with the one-device
-   solver's grouping (:func:`jaxmatch.community.moves._group_shift` when
-   the device's widest row holds at most ``GPU_SHIFT_MAX`` entries on a
-   GPU, ``CPU_SHIFT_MAX`` elsewhere, or ``Config.shift_max`` if larger, else
-   :func:`~jaxmatch.community.moves._group_sort`: the entries are in source
-   order, so one stable sort by C(v) makes each pair one run; RESULTS,
-   session 25, has what the two-key sort it replaced cost);
+1. each device reads its bucket-b entries (u, v) through a window of one of
+   the one-device solver's static lengths
+   (:func:`jaxmatch.community.size_classes.window_classes`, by the mesh's
+   largest count, so every device takes the same branch) and groups them by
+   (u, C(v)), summing each group: e_{u->c}, with the one-device solver's
+   grouping (:func:`jaxmatch.community.moves._group_shift` when the
+   bucket's widest row holds at most ``GPU_SHIFT_MAX`` entries on a GPU,
+   ``CPU_SHIFT_MAX`` elsewhere, or ``Config.shift_max`` if larger, else
+   :func:`~jaxmatch.community.moves._group_sort`);
 2. u moves to the community c != C(u) of largest gain (ties to the smallest
    id) when its gain beats staying,
    ``e_{u->c} - resolution k_u tot_c / 2m > e_{u->C(u)\\{u}} - resolution k_u (tot_{C(u)} - k_u) / 2m``
    (Eq. (2) of Paper III times m; the same order as the one-device solver's);
-   a vertex alone in its community joins another one-vertex community only
-   if that community's id is smaller (the paper's singleton rule: no two
-   singletons swap). All owned vertices choose at once, and their moves are
-   filtered as the one-device solver's bucket moves are
+   a vertex alone in its community joins another one-vertex community of
+   the same bucket only if that community's id is smaller (the singleton
+   rule, as on one device). All of the bucket's vertices choose at once, and
+   their moves are filtered as the one-device solver's bucket moves are
    (:mod:`jaxmatch.community.moves`, "Safe parallel moves"): (a) the
    interaction bound (the movers' degrees summed per target and per source
-   community: one ``lax.psum`` of 2V words), then (b) ``Config.resolve_rounds``
+   community: one ``lax.psum`` of 2V words), (b) ``Config.resolve_rounds``
    rounds of conflict resolution between neighbours, whose intended moves
-   and states come by ``lax.all_gather`` (:func:`level_one`'s ``resolve``);
-   the one-device solver's degree buckets and exclusive moves are not
-   sharded. (Until session 30 a pass moved the vertices in 4 turns by id
-   modulo 4, unfiltered: on a planted graph of 2^20 edges its level one left
-   18,162 communities where the one-device solver's leaves 6,035, and these
-   filters 11,873, in fewer groupings of the entries: RESULTS, session 30);
-3. each device's owned labels are gathered (``lax.all_gather``, V words),
-   ``tot`` is recomputed from the replicated labels, and the modularity from
-   a ``lax.psum`` of the intra-community weight after each pass. Passes
-   repeat while one raises Q by at least ``threshold`` (by
-   ``threshold_large * |Q|`` on graphs of more than ``large_graph``
-   vertices, as the one-device solver's levels do); a pass that lowers Q is
-   undone and ends the level (at most ``max_iters`` passes).
+   and states come by ``lax.all_gather``, and (c) where (a) and (b) leave
+   the bucket no move on the whole mesh, the exclusive moves (the best
+   candidates over the mesh by a ``lax.pmax`` and a ``lax.pmin`` of V
+   words). The owned labels are then gathered (``lax.all_gather``, V words)
+   and ``tot`` recomputed, so later buckets see the moves. On one device
+   these are the one-device solver's moves (the same modularity on five
+   classes: RESULTS, session 32). Until session 30 a pass moved the vertices
+   in 4 turns by id modulo 4, unfiltered, and until session 32 all owned
+   vertices at once without (c): 4.5% below the one-device solver's
+   modularity on an RMAT graph of 2^18 edges;
+3. the modularity comes from a ``lax.psum`` of the intra-community weight
+   after each pass. Passes repeat while one raises Q by at least
+   ``threshold`` (by ``threshold_large * |Q|`` on graphs of more than
+   ``large_graph`` vertices, as the one-device solver's levels do); a pass
+   that lowers Q is undone and ends the level (at most ``max_iters``
+   passes).
 
 **Aggregation.** Each device aggregates its entries as the one-device solver
 aggregates a level (:func:`jaxmatch.community.aggregation.aggregate`: pairs of
@@ -51,17 +60,20 @@ between the devices: a ``jax.device_put`` onto it cost 0.9 s of a 2.6 s run on
 4 H200s, RESULTS session 27), where the same
 aggregation merges the repeats of different devices into one
 :class:`jaxmatch.Graph` of the communities (:func:`coarse_graph`), on which
-:func:`jaxmatch.louvain` runs the other levels (without its refinement).
-Otherwise (more than ``MESH_ENTRIES``, or more than one device holds: a
-10^9-edge planted-partition graph's first coarse graph held about 9x10^8
-entries, which the one-device solver could not fit on an H200) each device
-sends the pairs of each coarse vertex range to that range's device, which
-merges them into its shard of a :class:`jaxmatch.ShardedGraph` (:func:`coarse_sharded`), and the sharded
-levels repeat on it. With ``refine`` the final partition is then refined
-on the input graph, as the one-device solver does: the same sharded moves,
-started from the final labels instead of singletons. The partition differs
-from the one-device solver's, whose levels move vertices in degree buckets
-with conflict resolution: the test suite bounds the modularity gap on its
+the one-device solver runs the other levels (without its refinement; its
+first level sweeps as a coarse level does, in both bucket orders with
+``Config.order`` 2). Otherwise (more than ``MESH_ENTRIES``, or more than one
+device holds: a 10^9-edge planted-partition graph's first coarse graph held
+about 9x10^8 entries, which the one-device solver could not fit on an H200)
+each device sends the pairs of each coarse vertex range to that range's
+device, which merges them into its shard of a :class:`jaxmatch.ShardedGraph`
+(:func:`coarse_sharded`), and the sharded levels repeat on it. With
+``refine`` the final partition is then refined on the input graph, as the
+one-device solver does: the same sharded moves, started from the final
+labels instead of singletons (:func:`level_sweeps`: in both bucket orders
+with ``Config.order`` 2, as a coarse level on the mesh). The partition of
+several devices can differ from one device's where a move's gain ties or
+sums round differently; the test suite bounds the modularity gap on its
 graphs, and RESULTS records it (a coarse level on the mesh lost 0.9% of Q on
 a 2^20-edge planted graph, session 26, with the moves of that time; 0.02% at
 2^26 edges on 4 H100s, session 27; none at 2^26 on 4 H100s with the moves of
@@ -77,12 +89,13 @@ import numpy as np
 from jax import lax
 from jax.sharding import PartitionSpec as P
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, segment_argmin, take
+from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, prefix, segment_argmin, take
 from jaxmatch._validate import _float_dtype, next_pow2
 from jaxmatch.community.aggregation import aggregate, coarse_ids
-from jaxmatch.community.buckets import Level
+from jaxmatch.community.buckets import N_BUCKETS, Level, per_bucket, stable_sort_with_positions, vertex_buckets
 from jaxmatch.community.config import Config
-from jaxmatch.community.moves import _group_shift, _group_sort, settle_conflicts
+from jaxmatch.community.moves import _group_shift, _group_sort, bucket_order, exclusive_moves, settle_conflicts
+from jaxmatch.community.size_classes import by_class, window_classes
 from jaxmatch.community.modularity import _intra, degrees
 
 #: off the GPU, rows up to this wide are grouped in place (XLA's CPU key-value sort took 0.55 s for
@@ -108,18 +121,19 @@ MESH_ENTRIES = 1 << 23
 
 
 @partial(jax.jit, static_argnames=("max_iters", "coarsen", "cfg"))
-def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int, coarsen: bool = True,
-              cfg: Config = Config()):
+def level_one(sg, resolution, threshold, relative, start=None, high=False, *, max_iters: int,
+              coarsen: bool = True, cfg: Config = Config()):
     """Local moving on the input graph under shard_map: (comm [V], Q, passes, moves [max_iters], status,
     and with ``coarsen`` the coarse id of each vertex [V], the communities, and each device's entries
     as merged pairs of coarse ids [D, entry_cap] x 3 with their counts [D]), the pairs sharded, the
     rest replicated. From singletons (level one), or from the labels ``start`` [V] (< V for the
     vertices < n): the refinement of the final partition. A pass needs a gain of at least
-    ``max(threshold, relative * |Q|)`` for another one."""
+    ``max(threshold, relative * |Q|)`` for another one. ``high`` (a bool, traced): the degree
+    buckets highest first in a pass, else lowest first."""
     D, V = sg.shards, sg.vertex_cap
     R, axis = V // D, sg.axis
 
-    def run(src, dst, w, n, resolution, threshold, relative, start):
+    def run(src, dst, w, n, resolution, threshold, relative, start, high):
         src, dst, w = src[0], dst[0], w[0]
         E = src.shape[0]
         lo = lax.axis_index(axis).astype(jnp.int32) * R
@@ -133,15 +147,12 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         k_own = lax.dynamic_slice(k, (lo,), (R,))
         u_loc = jnp.where(off, src - lo, R)
 
-        # rows are contiguous (entries in source order): the widest row's span decides the grouping
+        # each owned row's stored entries (rows are contiguous: entries in source order)
         span = jax.ops.segment_sum(valid.astype(jnp.int32), jnp.where(valid, src - lo, R), R + 1)[:R]
-        width = jnp.max(span, initial=0)
         shift = cfg._replace(shift_max=max(cfg.shift_max, GPU_SHIFT_MAX if jax.default_backend() == "gpu"
                                            else CPU_SHIFT_MAX))
-        wide = width > shift.shift_max
-        wo, none = jnp.where(off, w, 0), jnp.zeros(E, jnp.int32)
         group_sort = partial(_group_sort, n_cap=V)
-        group_shift = partial(_group_shift, width=width, cfg=shift)
+        group_shift = partial(_group_shift, cfg=shift)
 
         def totals(comm):
             return jax.ops.segment_sum(k, comm, V), jax.ops.segment_sum(real.astype(jnp.int32), comm, V)
@@ -152,30 +163,37 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             x = tot * inv
             return intra * inv - resolution * jnp.sum(x * x)
 
-        def resolve(move, target, gain, comm):
-            """:func:`jaxmatch.community.moves.resolve_conflicts` over the devices: neighbours u, v
-            conflict when both intend to move and one enters the community the other leaves; in
-            ``cfg.resolve_rounds`` rounds a move survives when its gain beats (ties: smaller id)
-            every undecided conflicting neighbour's, and beaten neighbours drop out
-            (:func:`~jaxmatch.community.moves.settle_conflicts`). The neighbours' intents and
-            states come by ``lax.all_gather``."""
-            gain = jnp.where(move, gain, -jnp.inf)
-            to = lax.all_gather(jnp.where(move, target, V), axis, tiled=True)      # V: no move
-            g = lax.all_gather(gain, axis, tiled=True)
-            to_u, to_v = take(to, src, V), take(to, dst, V)
-            conf = off & (to_u < V) & (to_v < V) & ((to_u == take(comm, dst, V)) | (to_v == take(comm, src, V)))
+        # the degree buckets of the one-device solver (community.buckets): this device's non-loop
+        # entries sorted once by the bucket of their source (stable: rows stay contiguous), so a
+        # turn reads its bucket's entries through a window of one of a few static lengths
+        of_own = vertex_buckets(span)
+        of_all = lax.all_gather(of_own.astype(jnp.int8), axis, tiled=True)
+        key = jnp.where(off, take(of_own, u_loc, N_BUCKETS), N_BUCKETS)
+        b_count = per_bucket(jnp.ones_like(key), key, jnp.sum).astype(jnp.int32)
+        b_start = (prefix(b_count) - b_count).astype(jnp.int32)
+        _, perm = stable_sort_with_positions(key, N_BUCKETS)
+        bs, bd, bw = src[perm], dst[perm], w[perm]
+        bwidth = per_bucket(span, of_own, jnp.max)
+        b_most = lax.pmax(b_count, axis)                # each bucket's largest count on a device: its window
+        order, busy = bucket_order(b_most, high)        # the mesh's non-empty buckets
 
-            def at_dst(x):                        # a neighbour's state, gathered as bytes (not bools)
-                return take(lax.all_gather(x.astype(jnp.int8), axis, tiled=True), dst, 0) > 0
-
-            return settle_conflicts(conf, jnp.where(conf, u_loc, R), dst, take(g, src, -jnp.inf),
-                                    take(g, dst, -jnp.inf), mine, move, gain, cfg.resolve_rounds, at_dst)
-
-        def sweep(comm, tot, size):
-            """A pass: every owned vertex chooses its move (Eq. (2)) at once; the moves are
-            bounded and resolved as the one-device solver's, then made."""
-            cv = jnp.where(off, take(comm, dst, V), V)
-            sc, srid, _, head, e = lax.cond(wide, group_sort, group_shift, cv, u_loc, wo, none, off)
+        def turn(W, comm, tot, size, b):
+            """Every owned vertex of bucket ``b`` chooses its move (Eq. (2)) at once, from the
+            bucket's entries in a window of length ``W``; the moves are bounded and resolved
+            as the one-device solver's, then made. The same ``W`` on every device (its
+            collectives run in the same branch everywhere)."""
+            first, cnt = b_start[b], b_count[b]
+            at = jnp.clip(first, 0, E - W)
+            pos = at + jnp.arange(W, dtype=jnp.int32)
+            inb = (pos >= first) & (pos < first + cnt)
+            cut = lambda a, fill: jnp.where(inb, lax.dynamic_slice(a, (at,), (W,)), fill)  # noqa: E731
+            s, d, ww = cut(bs, V), cut(bd, V), cut(bw, 0)
+            u = jnp.where(inb, s - lo, R)
+            cv = jnp.where(inb, take(comm, d, V), V)
+            same_b = (take(of_all, d, -1) == b).astype(jnp.int32)     # d may move in this turn
+            wide = bwidth[b] > shift.shift_max
+            sc, srid, sb, head, e = lax.cond(wide, group_sort, partial(group_shift, width=bwidth[b]),
+                                             cv, u, ww, same_b, inb)
             live = head & (srid < R)                       # each (u, C(v)) pair once, at its head
             a_own = lax.dynamic_slice(comm, (lo,), (R,))
             a = take(a_own, srid, V)
@@ -183,7 +201,8 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
             own_e = jax.ops.segment_sum(jnp.where(live & (sc == a), e, 0), jnp.where(live, srid, R), R)
             stay = own_e - resolution * inv * k_own * (take(tot, a_own, 0) - k_own)
             alone = take(size, a, 0) == 1
-            ok = live & (sc != a) & ~(alone & (take(size, sc, 0) == 1) & (sc > a))
+            # the singleton rule, between vertices that move in the same turn (as one device)
+            ok = live & (sc != a) & ~(alone & (take(size, sc, 0) == 1) & (sc > a) & (sb > 0))
             gain = e - resolution * inv * k_u * take(tot, sc, 0)
             best, target = segment_argmin(jnp.where(ok, -gain, jnp.inf), sc, jnp.where(live, srid, R), R)
             move = (mine < n) & (best < jnp.inf) & (-best > stay)
@@ -193,10 +212,38 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
                                        jax.ops.segment_sum(km, jnp.where(move, a_own, V), V)]), axis)
             crowd = take(k_io[0], target, 0) + take(k_io[1], a_own, 0) - 2 * k_own
             bounded = -best - stay - resolution * inv * k_own * crowd / 2
-            # (b) conflicts between neighbours
-            move = resolve(move & (bounded > 0), target, bounded, comm)
+            # (b) conflicts between neighbours (both movers: both in bucket b, u's entry in the window)
+            move = move & (bounded > 0)
+            gain = jnp.where(move, bounded, -jnp.inf)
+            to = lax.all_gather(jnp.where(move, target, V), axis, tiled=True)      # V: no move
+            g = lax.all_gather(gain, axis, tiled=True)
+            to_u, to_v = take(to, s, V), take(to, d, V)
+            conf = inb & (to_u < V) & (to_v < V) & ((to_u == take(comm, d, V)) | (to_v == take(comm, s, V)))
+
+            def at_dst(x):                        # a neighbour's state, gathered as bytes (not bools)
+                return take(lax.all_gather(x.astype(jnp.int8), axis, tiled=True), d, 0) > 0
+
+            move = settle_conflicts(conf, jnp.where(conf, u, R), d, take(g, s, -jnp.inf), take(g, d, -jnp.inf),
+                                    mine, move, gain, cfg.resolve_rounds, at_dst)
+            # (c) when (a) and (b) leave the bucket no move on the mesh, the exclusive moves
+            move, target = lax.cond(
+                lax.psum(jnp.sum(move, dtype=jnp.int32), axis) > 0, lambda: (move, target),
+                lambda: exclusive_moves(live & (sc != a), sc, srid, e, k_own, tot, stay, mine < n, a_own, mine,
+                                        inv, resolution, axis))
             new = lax.all_gather(jnp.where(move, target, a_own), axis, tiled=True)
-            return (new, *totals(new)), lax.psum(jnp.sum(move, dtype=jnp.int32), axis)
+            return (new, *totals(new)), jnp.sum(new != comm, dtype=jnp.int32)     # the mesh's movers
+
+        def sweep(comm, tot, size):
+            """A pass: the non-empty degree buckets in turn (:func:`turn`), lowest degrees first
+            or (``high``) highest first."""
+            def one(j, c):
+                (comm, tot, size), moved = c
+                b = order[j]
+                # the window's class by the mesh's largest count (the same branch on every device)
+                st, m = by_class(turn, b_most[b], E, comm, tot, size, b,
+                                 classes=window_classes, cfg=cfg)
+                return st, moved + m
+            return lax.fori_loop(0, busy, one, ((comm, tot, size), jnp.int32(0)))
 
         comm0 = jnp.where(real, jnp.arange(V, dtype=jnp.int32) if start is None else start, V)
         tot0, size0 = totals(comm0)
@@ -226,8 +273,20 @@ def level_one(sg, resolution, threshold, relative, start=None, *, max_iters: int
         return comm, q, it, moves, status, to_coarse, n_coarse, lv.src[None], lv.dst[None], lv.w[None], count[None]
 
     out = (P(),) * 5 + ((P(),) * 2 + (P(axis),) * 4 if coarsen else ())
-    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis),) * 3 + (P(),) * 5, out_specs=out, check_vma=False)
-    return f(sg.src, sg.dst, sg.weights, sg.n, resolution, threshold, relative, start)
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis),) * 3 + (P(),) * 6, out_specs=out, check_vma=False)
+    return f(sg.src, sg.dst, sg.weights, sg.n, resolution, threshold, relative, start, jnp.bool_(high))
+
+
+def level_sweeps(sg, resolution, threshold, relative, start=None, *, both: bool, order: int, **kw):
+    """:func:`level_one` (keywords ``kw``) in the bucket order of ``Config.order`` (``order``): with
+    order 2 and ``both``, once lowest and once highest degrees first, keeping the run of higher Q
+    (ties: the first), as the one-device solver's coarse levels and refinement do (two runs'
+    results are held at once)."""
+    best = None
+    for high in ((False, True) if order == 2 and both else (order == 1,)):
+        run = level_one(sg, resolution, threshold, relative, start, high, **kw)
+        best = run if best is None or float(run[1]) > float(best[1]) else best
+    return best
 
 
 def first_device(devices):
