@@ -311,11 +311,12 @@ def settle_conflicts(conf, seg, nbr, g_i, g_j, vertex, move, gain, rounds: int, 
     (:func:`jaxmatch.community.sharded.level_one`): entries (i, j) with ``conf`` (a conflict),
     i's row ``seg``, j's id ``nbr``, the gains ``g_i``, ``g_j``; per row the vertex id, the intended
     ``move`` and its ``gain``; ``at_nbr(x)`` reads a per-row bool state at each entry's j (an index
-    on one device, a gather over the mesh on several)."""
+    on one device, a gather over the mesh on several). A conflict's i and j both intend to move,
+    so the first round reads no state."""
     rows = vertex.shape[0]
     undecided, accepted = move, jnp.zeros_like(move)
-    for _ in range(rounds):                  # unrolled: no loop (and no host sync per round on a GPU)
-        live = conf & at_nbr(undecided)
+    for r in range(rounds):                  # unrolled: no loop (and no host sync per round on a GPU)
+        live = conf & at_nbr(undecided) if r else conf   # a conflict's two ends both intend to move
         top = sparse_reduce("max", g_j, seg, live, rows, -jnp.inf)
         tie = sparse_reduce("min", nbr, seg, live & (g_j == g_i), rows, jnp.iinfo(jnp.int32).max)
         win = undecided & ~(top > gain) & ~(tie < vertex)

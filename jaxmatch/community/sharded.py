@@ -206,31 +206,36 @@ def level_one(sg, resolution, threshold, relative, start=None, high=False, *, ma
             gain = e - resolution * inv * k_u * take(tot, sc, 0)
             best, target = segment_argmin(jnp.where(ok, -gain, jnp.inf), sc, jnp.where(live, srid, R), R)
             move = (mine < n) & (best < jnp.inf) & (-best > stay)
-            # (a) the interaction bound: half the null-model cost of the other movers in and out
-            km = jnp.where(move, k_own, 0)
-            k_io = lax.psum(jnp.stack([jax.ops.segment_sum(km, jnp.where(move, target, V), V),
-                                       jax.ops.segment_sum(km, jnp.where(move, a_own, V), V)]), axis)
-            crowd = take(k_io[0], target, 0) + take(k_io[1], a_own, 0) - 2 * k_own
+            # (a) the interaction bound: half the null-model cost of the other movers in and out, from
+            # every intended move on the mesh (gathered once: no reduction of per-device sums)
+            to = lax.all_gather(jnp.where(move, target, V), axis, tiled=True)      # V: no move
+            km = jnp.where(to < V, k, 0)
+            k_in = jax.ops.segment_sum(km, to, V)
+            k_out = jax.ops.segment_sum(km, jnp.where(to < V, comm, V), V)
+            crowd = take(k_in, target, 0) + take(k_out, a_own, 0) - 2 * k_own
             bounded = -best - stay - resolution * inv * k_own * crowd / 2
             # (b) conflicts between neighbours (both movers: both in bucket b, u's entry in the window)
             move = move & (bounded > 0)
             gain = jnp.where(move, bounded, -jnp.inf)
-            to = lax.all_gather(jnp.where(move, target, V), axis, tiled=True)      # V: no move
-            g = lax.all_gather(gain, axis, tiled=True)
+            g = lax.all_gather(gain, axis, tiled=True)                              # -inf: no move
+            g_u, g_v = take(g, s, -jnp.inf), take(g, d, -jnp.inf)
             to_u, to_v = take(to, s, V), take(to, d, V)
-            conf = inb & (to_u < V) & (to_v < V) & ((to_u == take(comm, d, V)) | (to_v == take(comm, s, V)))
+            conf = inb & (g_u > -jnp.inf) & (g_v > -jnp.inf) & ((to_u == take(comm, d, V)) | (to_v == take(comm, s, V)))
 
             def at_dst(x):                        # a neighbour's state, gathered as bytes (not bools)
                 return take(lax.all_gather(x.astype(jnp.int8), axis, tiled=True), d, 0) > 0
 
-            move = settle_conflicts(conf, jnp.where(conf, u, R), d, take(g, s, -jnp.inf), take(g, d, -jnp.inf),
-                                    mine, move, gain, cfg.resolve_rounds, at_dst)
-            # (c) when (a) and (b) leave the bucket no move on the mesh, the exclusive moves
-            move, target = lax.cond(
-                lax.psum(jnp.sum(move, dtype=jnp.int32), axis) > 0, lambda: (move, target),
-                lambda: exclusive_moves(live & (sc != a), sc, srid, e, k_own, tot, stay, mine < n, a_own, mine,
-                                        inv, resolution, axis))
+            move = settle_conflicts(conf, jnp.where(conf, u, R), d, g_u, g_v, mine, move, gain,
+                                    cfg.resolve_rounds, at_dst)
             new = lax.all_gather(jnp.where(move, target, a_own), axis, tiled=True)
+
+            def exclusive():
+                """(c) when (a) and (b) left the bucket no move on the mesh: the exclusive moves."""
+                win, to_c = exclusive_moves(live & (sc != a), sc, srid, e, k_own, tot, stay, mine < n, a_own,
+                                            mine, inv, resolution, axis)
+                return lax.all_gather(jnp.where(win, to_c, a_own), axis, tiled=True)
+
+            new = lax.cond(jnp.any(new != comm), lambda: new, exclusive)   # replicated: one branch everywhere
             return (new, *totals(new)), jnp.sum(new != comm, dtype=jnp.int32)     # the mesh's movers
 
         def sweep(comm, tot, size):
