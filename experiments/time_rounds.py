@@ -44,6 +44,9 @@ from experiments.bench_flow import build, parse_sizes  # noqa: E402
 
 MAX_BARRIERS = 2 * 1024 + 4     # a push launch: 2 x Config.rounds; a BFS launch: Config.levels
 TOTALS: dict = {}
+CHUNK_WORDS = 8
+# the stretches of a push chunk between push_flow._mark's points, the chunks, the busiest program's sum
+CHUNK_NAMES = ("vertex_loads", "row_bounds", "tiles", "finish", "chunks", "busiest")
 
 
 def install():
@@ -110,7 +113,21 @@ def install():
                     row[n] += vec[k, 1 + j]
         return add
 
+    def chunk_summary(st, base, grid):
+        """The push chunks' stretches of one launch (``push_flow._mark``), added up on the host: per
+        stretch the nanoseconds over all programs' chunks, the chunks, and the busiest program's time."""
+        log = st[base:base + grid * CHUNK_WORDS].reshape(grid, CHUNK_WORDS).astype(jnp.float32)
+        per_program = jnp.sum(log[:, :4], axis=1)
+        vec = jnp.concatenate([jnp.sum(log[:, :5], axis=0), jnp.max(per_program)[None]])
+
+        def add(v):
+            row = TOTALS.setdefault("chunk", dict(zip(CHUNK_NAMES, [0.0] * len(CHUNK_NAMES))))
+            for name, x in zip(CHUNK_NAMES, np.asarray(v, np.float64)):
+                row[name] += x
+        jax.debug.callback(add, vec)
+
     sms = getattr(jax.devices()[0], "core_count", None) or 132   # the grid's programs, at most
+    chunk_base = {}
     for mod, kind in ((push_flow, "push"), (bfs_level, "bfs")):
         base = mod._STATE
         mod._STATE = base + sms * MAX_BARRIERS * 2
@@ -123,8 +140,27 @@ def install():
             per = (1 if cfg.fused else 2) if _kind == "push" else 1
             if grid > 1:      # a one-program launch (Config.solo) has no grid barrier
                 summary(st, _base, grid, per, _kind)
+            if _kind == "push":
+                chunk_summary(st, chunk_base["push"], grid)
             return out
         mod._persistent_call = call
+
+    # the push chunks' probe points (push_flow._mark): per program, the nanoseconds of each stretch
+    # between them (the timer read once the stretch's loads are known) and its chunks
+    chunk_base["push"] = push_flow._STATE
+    push_flow._STATE += sms * CHUNK_WORDS
+    marks = []
+
+    def mark(point, dep, state):
+        marks.append(now(dep()))
+        if point == 4:
+            t = marks[-5:]
+            marks.clear()
+            slot = chunk_base["push"] + pl.program_id(0) * CHUNK_WORDS
+            for j in range(4):
+                P._atomic_add(state, slot + j, t[j + 1] - t[j], False)
+            P._atomic_add(state, slot + 4, 1, False)
+    push_flow._mark = mark
     jax.clear_caches()   # the solvers traced before this must trace again with the timed barrier
 
 
@@ -178,8 +214,16 @@ def main(argv=None):
         for k, v in sorted(TOTALS.items()):
             m = max(v["barriers"], 1.0)
             total = (v["phase"] + v["barrier"]) / 1e6
+            if k == "chunk":
+                continue
             print(f"  {k:<10} {int(v['barriers']):>9} {v['phase'] / m:>9.2f} {v['p0'] / m:>8.2f} "
                   f"{v['barrier'] / m:>10.2f} {v['skew'] / m:>8.2f} {total:>8.3f}")
+        if "chunk" in TOTALS:     # the push chunks' stretches (us per chunk), and chunks per push phase
+            c, rounds = TOTALS["chunk"], max(TOTALS.get("push[0]", {}).get("barriers", 1.0), 1.0)
+            n = max(c["chunks"], 1.0)
+            print("  push chunks: " + ", ".join(f"{k} {c[k] / n / 1e3:.2f} us" for k in CHUNK_NAMES[:4])
+                  + f"; {c['chunks'] / rounds:.1f} chunks a push phase; the busiest program's chunks "
+                  f"{c['busiest'] / rounds / 1e3:.2f} us a launch's round (approx.)")
     out = Path(os.environ.get("OUT", ROOT / "experiments" / "results"))
     out.mkdir(parents=True, exist_ok=True)
     (out / "time_rounds.json").write_text(json.dumps(dict(device=str(jax.devices()[0].device_kind),

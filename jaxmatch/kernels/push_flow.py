@@ -201,6 +201,13 @@ class Rounds(NamedTuple):
     stalled: jax.Array
 
 
+def _mark(point: int, dep, state) -> None:
+    """A probe point of a push chunk (0: its start; 1: its vertices' state loaded; 2: their rows'
+    bounds; 3: the tiles pushed; 4: its end): nothing here, no code. ``experiments/time_rounds.py``
+    swaps in one that reads the GPU's timer once ``dep()`` (a scalar) is known and adds the
+    chunk's stretches into ``state``."""
+
+
 def _take(x, rem):
     """Per row of the tile ``x`` (non-negative int32 amounts, lanes in order), what the row's
     ``rem`` covers: the first lanes whole, the lane where it runs out the rest, then nothing;
@@ -242,8 +249,11 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
     # Loads are masked by what their address needs, not by what their value is for, so that none
     # waits on another's value for its mask alone (measured neutral on the H100: RESULTS, session 28).
     def push_chunk(rows, count, base_in, base_out, slot, rid):
+        _mark(0, lambda: jnp.max(rows), state)
         u, e, h, act, ok = vertex(rows, count, base_in)
+        _mark(1, lambda: jnp.max(jnp.where(act, e + h, 0)), state)
         start, deg = row(u, ok, act)
+        _mark(2, lambda: jnp.max(start + deg), state)
         arcs = jnp.sum(deg, dtype=jnp.int32)
 
         @pl.when(arcs > 0)
@@ -281,6 +291,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         start_low = [jnp.full(u.shape, INT_MAX, jnp.int32)] if cfg.relabel_from_push else []
         rem, pushes, *lowest = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
                                              (jnp.where(act, e, 0), jnp.int32(0), *start_low))
+        _mark(3, lambda: jnp.max(rem) + pushes, state)
         _add(excess, u, rem - e, act, interpret)
         if cfg.fused:   # relabel now, by at most 2 (Config.fused: why in the module docstring)
             left = act & (rem > 0)   # every admissible arc saturated, so lowest >= h
@@ -291,6 +302,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         @pl.when(pushes > 0)
         def _():
             _atomic_add(state, _PUSHES, pushes, interpret)
+        _mark(4, lambda: pushes, state)
 
     def relabel_chunk(rows, count, base_in, base_out, slot, rid):
         u, _, h, act, ok = vertex(rows, count, base_in)
