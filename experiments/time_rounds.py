@@ -212,10 +212,10 @@ def main(argv=None):
         print(f"  {'barrier kind':<10} {'count':>9} {'phase us':>9} {'p0 us':>8} {'barrier us':>10} {'skew us':>8} "
               f"{'total s':>8}")
         for k, v in sorted(TOTALS.items()):
-            m = max(v["barriers"], 1.0)
-            total = (v["phase"] + v["barrier"]) / 1e6
             if k == "chunk":
                 continue
+            m = max(v["barriers"], 1.0)
+            total = (v["phase"] + v["barrier"]) / 1e6
             print(f"  {k:<10} {int(v['barriers']):>9} {v['phase'] / m:>9.2f} {v['p0'] / m:>8.2f} "
                   f"{v['barrier'] / m:>10.2f} {v['skew'] / m:>8.2f} {total:>8.3f}")
         if "chunk" in TOTALS:     # the push chunks' stretches (us per chunk), and chunks per push phase
