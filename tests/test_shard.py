@@ -83,17 +83,15 @@ for trial in range(12):
     checked += 1
 assert bottom_up > 0 and grafts > 0, (bottom_up, grafts)
 from jaxmatch.certify import check_modularity, check_partition
-one_device = Mesh(np.array(jax.local_devices()[:1]), ("d",))
-for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one compilation per mesh
+for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one compilation
     g = jaxmatch.datasets.load(name).graph
     got = jaxmatch.louvain(jaxmatch.shard(g, line, vertex_capacity=128, entry_capacity=512))
     labels = np.asarray(got.labels)
     check_partition(g, labels)
     check_modularity(g, labels, float(got.modularity), rtol=1e-5)
-    one = jaxmatch.louvain(jaxmatch.shard(g, one_device, vertex_capacity=128, entry_capacity=512))
-    assert abs(float(one.modularity) - float(got.modularity)) <= 1e-5, (name, one.modularity, got.modularity)
     solo = jaxmatch.louvain(g.with_capacity(vertex_capacity=128, entry_capacity=512))  # one device, one compile
-    assert float(got.modularity) >= 0.999 * float(solo.modularity), (name, got.modularity, solo.modularity)
+    assert labels.tolist() == np.asarray(solo.labels).tolist(), name        # the one-device solver's partition
+    assert abs(float(got.modularity) - float(solo.modularity)) <= 1e-5, (name, got.modularity, solo.modularity)
     assert got.levels.shape == (got.stats["levels"], int(g.n))
     check_partition(g, np.asarray(got.levels[-1]))        # the last level; labels add the refinement
     assert got.status_name == "converged"
@@ -101,6 +99,7 @@ for name in ("karate", "dolphins", "lesmis"):       # one shared capacity: one c
 # on a mesh without the default device the coarse graph, the levels and the answer stay on the mesh's
 # first device, with the same answer as on the default device
 last = Mesh(np.array(jax.local_devices()[3:]), ("d",))
+one_device = Mesh(np.array(jax.local_devices()[:1]), ("d",))
 g = jaxmatch.datasets.load("karate").graph
 got = jaxmatch.louvain(jaxmatch.shard(g, last, vertex_capacity=128, entry_capacity=512))
 one = jaxmatch.louvain(jaxmatch.shard(g, one_device, vertex_capacity=128, entry_capacity=512))
@@ -152,9 +151,9 @@ def test_sharded_solvers_on_four_devices_equal_one_device():
     graphs with tied, random and unit weights, self-loops, repeated and zero-weight edges; and APFB /
     APsB / MS-BFS-Graft on a sharded bipartite graph give the one-device run's matching and counters from the empty
     matching, scipy's cardinality, Koenig-certified; Louvain on a sharded graph gives a certified
-    partition whose modularity equals the same run's on one device and is within 0.1% of the one-device
-    solver's on three bundled graphs; a coarse graph larger than a device's share stays split over the
-    mesh, the same entries as a ShardedGraph of the communities' edges, and Louvain through it is certified."""
+    partition, the one-device solver's (labels and modularity) on three bundled graphs; a coarse graph
+    larger than a device's share stays split over the mesh, the same entries as a ShardedGraph of the
+    communities' edges, and Louvain through it is certified."""
     out = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, timeout=600,
                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
     assert out.returncode == 0 and out.stdout.strip() == "ok 41", (out.stdout[-500:], out.stderr[-3000:])
@@ -225,7 +224,7 @@ def test_sharded_louvain_on_one_device(mesh):
     from experiments import generators as gen
     fb = jaxmatch.datasets.load("facebook").graph
     caps = dict(vertex_capacity=fb.vertex_cap, entry_capacity=fb.entry_cap)   # one compilation of each solver
-    rmat = jaxmatch.from_scipy(gen.rmat(10, edge_factor=8, seed=2), kind="graph", weighted=False, **caps)
+    rmat = jaxmatch.from_scipy(gen.rmat(9, edge_factor=8, seed=2), kind="graph", weighted=False, **caps)
     for name, g in (("facebook", fb), ("rmat", rmat)):
         sg = jaxmatch.shard(g, mesh, **caps)
         got = jaxmatch.louvain(sg)
