@@ -33,13 +33,17 @@ first), and in the turn of bucket b:
    their moves are filtered as the one-device solver's bucket moves are
    (:mod:`jaxmatch.community.moves`, "Safe parallel moves"): (a) the
    interaction bound (the movers' degrees summed per target and per source
-   community: one ``lax.psum`` of 2V words), (b) ``Config.resolve_rounds``
-   rounds of conflict resolution between neighbours, whose intended moves
-   and states come by ``lax.all_gather``, and (c) where (a) and (b) leave
-   the bucket no move on the whole mesh, the exclusive moves (the best
+   community, on every device from the intended moves, gathered once by
+   ``lax.all_gather``: no reduction of per-device sums), (b)
+   ``Config.resolve_rounds`` rounds of conflict resolution between
+   neighbours, whose bounded gains and states come by ``lax.all_gather``,
+   and (c) where (a) and (b) leave the bucket no move on the whole mesh
+   (read from the gathered labels), the exclusive moves (the best
    candidates over the mesh by a ``lax.pmax`` and a ``lax.pmin`` of V
    words). The owned labels are then gathered (``lax.all_gather``, V words)
-   and ``tot`` recomputed, so later buckets see the moves. On one device
+   and ``tot`` recomputed, so later buckets see the moves: six
+   ``all_gather``s of the owned vertices' words a turn with two conflict
+   rounds (RESULTS, session 32). On one device
    these are the one-device solver's moves (the same modularity on five
    classes: RESULTS, session 32). Until session 30 a pass moved the vertices
    in 4 turns by id modulo 4, unfiltered, and until session 32 all owned
