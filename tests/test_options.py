@@ -192,7 +192,7 @@ NONE_IS_DEFAULT = [
     ("min_cut", o) for o in ("layout", "max_iters", "k", "lanes", "kernel")] + [
     ("suitor", o) for o in ("max_iters", "batch", "lanes")] + [
     ("locally_dominant", o) for o in ("max_iters", "lanes")] + [
-    ("b_suitor", o) for o in ("max_b", "max_iters", "batch", "lanes")] + [
+    ("b_suitor", o) for o in ("max_b", "sorted_adjacency", "max_iters", "batch", "lanes")] + [
     ("stable_marriage", o) for o in ("max_iters", "unroll", "window", "kernel")] + [
     ("louvain", o) for o in ("max_levels", "max_iters", "axis_name")] + [
     ("leiden", o) for o in ("max_levels", "max_iters", "passes", "axis_name")] + [
@@ -365,7 +365,9 @@ def test_weighted_matching_matrix(solver, config, mode):
         assert np.isclose(float(res.weight), float(w[matched].sum()) if n else 0.0)
 
 
-B_CONFIGS = [dict(b="array"), dict(b=2, batch=1, lanes=1)]
+# the default on these small graphs is the dense rounds; the queued rounds with bounds per vertex and
+# with one vertex and one entry a round
+B_CONFIGS = [dict(b="array"), dict(b="array", sorted_adjacency=True), dict(b=2, sorted_adjacency=True, batch=1, lanes=1)]
 
 
 @pytest.mark.parametrize("mode", MODES)

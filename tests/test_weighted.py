@@ -421,6 +421,8 @@ def test_bad_input():
         b_suitor(g, np.array([1.0, 2.0]))
     with pytest.raises(GraphInputError, match="max_b"):
         b_suitor(g, 3, max_b=2)
+    with pytest.raises(GraphInputError, match="sorted_adjacency"):
+        b_suitor(g, 1, sorted_adjacency="yes")
     with pytest.raises(GraphInputError, match="max_b"):
         jax.jit(lambda b: b_suitor(g, b).matched)(jnp.ones(64, jnp.int32))
     with pytest.raises(GraphInputError, match="Graph"):

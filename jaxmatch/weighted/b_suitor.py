@@ -23,6 +23,10 @@ never usable again and the pointers only move forward (O(|E|) in total).
 
 At the end an edge is matched when each end holds the other's proposal
 (both ends hold the same rank).
+
+:func:`dense_arrays` runs the same proposals in dense rounds with no ranking
+sort (every vertex short of partners rescans its row each round; the
+default of :func:`jaxmatch.b_suitor` for small graphs, as in batches).
 """
 from __future__ import annotations
 
@@ -158,4 +162,82 @@ def b_suitor_arrays(g, bvec, *, max_b: int, max_iters: int, batch: int, lanes: i
     key = jnp.sort(jnp.where(take(count, s.held, 0) == 2, s.held, INT_MAX), axis=1)
     partners = jnp.where(key < INT_MAX, take(ends, key, 0) - ids[:, None], -1)
     stats = dict(rounds=s.rounds, proposals=s.proposals, scanned=s.scanned)
+    return matched, partners, status, stats
+
+
+def dense_arrays(g, bvec, *, max_b: int, max_iters):
+    """b-Suitor in dense rounds, no ranking sort: :func:`b_suitor_arrays`'s result.
+
+    Every round, each vertex u short of partners (``b(u)`` minus the
+    vertices holding its proposal) scans its whole row for its first
+    neighbour v in the edge order whose ``b(v)``-th held offer it beats and
+    that does not hold u's proposal yet (keys: the weight's bits, heavier
+    first, then the smaller id, as :mod:`jaxmatch.weighted.sharded`'s
+    rounds); each target keeps the ``b(v)`` best of its held offers and the
+    round's ``max_b`` best new ones (``max_b`` segment maxima, then one sort
+    of ``2 max_b`` offers a row). The best proposal to a target always beats
+    its threshold, so every round with a proposal places one, and thresholds
+    only rise: the loop ends with the greedy b-matching, as the queued form.
+    Cost per round O(|E| max_b + V max_b log max_b), with no sort of the
+    entries: the form for batches of small graphs under ``vmap`` (RESULTS,
+    session 32)."""
+    V, B = g.vertex_cap, max_b
+    ids = jnp.arange(V, dtype=jnp.int32)
+    bvec = jnp.where(ids < g.n, jnp.clip(bvec.astype(jnp.int32), 0, B), 0)
+    src, dst, w = g.adj.src, g.adj.indices, g.adj.weights
+    valid = (src < V) & (dst < V) & (src != dst) & (w > 0)
+    kt = jnp.int64 if w.dtype == jnp.float64 else jnp.int32
+    key = jnp.where(valid, lax.bitcast_convert_type(w if kt == jnp.int64 else w.astype(jnp.float32), kt), -1)
+    top = jnp.iinfo(kt).max
+    s_ = jnp.where(valid, src, V)
+    slot = jnp.clip(bvec - 1, 0, B - 1)[:, None]
+
+    def body(st):
+        hk, hid, it, proposals, _ = st
+        cnt = jnp.zeros(V, jnp.int32).at[hid.reshape(-1)].add(1, mode="drop")
+        short = bvec - cnt > 0
+        tk = jnp.where(bvec > 0, jnp.take_along_axis(hk, slot, axis=1)[:, 0], top)   # the b(v)-th offer
+        ti = jnp.where(bvec > 0, jnp.take_along_axis(hid, slot, axis=1)[:, 0], -1)
+        tkd, tid = take(tk, dst, top), take(ti, dst, -1)
+        holds = jnp.any(_rows(hid, dst, V) == src[:, None], axis=1)          # dst holds src's proposal
+        ok = valid & take(short, src, False) & ((key > tkd) | ((key == tkd) & (src < tid))) & ~holds
+        best = jax.ops.segment_max(jnp.where(ok, key, -1), s_, V)
+        tgt = jax.ops.segment_min(jnp.where(ok & (key == take(best, s_, -1)), dst, V), s_, V)
+        prop = tgt < V
+        pk = jnp.where(prop, best, -1)
+        left, nk, ni = prop, [], []
+        for _ in range(B):                 # each target's B best new offers, best first
+            at = jnp.where(left, tgt, V)
+            mk = jax.ops.segment_max(jnp.where(left, pk, -1), at, V)
+            mi = jax.ops.segment_min(jnp.where(left & (pk == take(mk, at, -1)), ids, V), at, V)
+            nk.append(jnp.where(mi < V, mk, -1))
+            ni.append(mi)
+            left = left & (ids != take(mi, at, V))
+        allk = jnp.concatenate([hk, jnp.stack(nk, 1)], axis=1)          # [V, 2B]: held, then new
+        alli = jnp.concatenate([hid, jnp.stack(ni, 1)], axis=1)
+        # each offer's place: the offers before it in the order (a rank by comparisons: no sort)
+        kj, ki = allk[:, :, None], allk[:, None, :]
+        ij, ii = alli[:, :, None], alli[:, None, :]
+        pos = jnp.arange(2 * B)
+        before = (kj > ki) | ((kj == ki) & ((ij < ii) | ((ij == ii) & (pos[:, None] < pos[None, :]))))
+        place = jnp.sum(before, axis=1, dtype=jnp.int32)                    # [V, 2B]
+        pick = place[:, :, None] == jnp.arange(B)[None, None, :]            # [V, 2B, B]
+        keep = (jnp.arange(B)[None, :] < bvec[:, None])
+        hk = jnp.where(keep, jnp.max(jnp.where(pick, allk[:, :, None], -1), axis=1), -1)
+        hid = jnp.where(keep & (hk >= 0), jnp.min(jnp.where(pick, alli[:, :, None], V), axis=1), V)
+        go = jnp.any(prop)
+        return hk, hid, it + go, proposals + jnp.sum(prop, dtype=jnp.int32), go
+
+    st = (jnp.full((V, B), -1, kt), jnp.full((V, B), V, jnp.int32), jnp.int32(0), jnp.int32(0), jnp.bool_(True))
+    hk, hid, it, proposals, go = lax.while_loop(lambda s: s[4] & (s[2] < max_iters), body, st)
+    status = jnp.where(go, MAX_ITERS, CONVERGED).astype(jnp.int32)
+    # an edge is matched when each end holds the other's proposal; partners in u's held order (the edge order)
+    mutual = (hid < V) & jnp.any(_rows(hid, hid.reshape(-1), V).reshape(V, B, B) == ids[:, None, None], axis=2)
+    rank = jnp.cumsum(mutual, axis=1, dtype=jnp.int32) - 1
+    partners = jnp.full((V, B), -1, jnp.int32).at[
+        jnp.where(mutual, ids[:, None], V), jnp.where(mutual, rank, 0)].set(hid, mode="drop")
+    holds_d = jnp.any(_rows(hid, src, V) == dst[:, None], axis=1)
+    holds_s = jnp.any(_rows(hid, dst, V) == src[:, None], axis=1)
+    matched = valid & holds_d & holds_s
+    stats = dict(rounds=it, proposals=proposals, scanned=it * jnp.sum(valid, dtype=jnp.int32))
     return matched, partners, status, stats
