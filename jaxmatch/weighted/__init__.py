@@ -125,9 +125,6 @@ def _check_vertex_cap(cap: int) -> None:
 # batches make fewer wasted proposals, larger ones fewer rounds (the
 # measurements behind these values are in experiments/RESULTS.md)
 BATCH_DIVISOR = {"suitor": 4, "b_suitor": 16}
-#: b_suitor's default form: dense rounds (no ranking sort) up to this entry capacity, the queued
-#: rounds over rank-sorted lists above it (see b_suitor's ``sorted_adjacency``)
-B_DENSE_MAX = 1 << 12
 
 
 def _defaults(g, max_iters, batch, lanes, divisor=1):
@@ -441,8 +438,9 @@ def b_suitor(g: Graph, b=1, *, max_b: int | None = None, sorted_adjacency: bool 
             b(v)-th offer it beats and that does not hold its proposal, and
             each target keeps its b(v) best offers (no sort: comparisons of
             2 max_b offers a row). Both give the same b-matching. None (the
-            default): False up to 2^12 entries (``B_DENSE_MAX``; batches of
-            small graphs), True above. On a 2-core CPU False was 0.93x at
+            default): False up to 2^12 entries (``DENSE_MAX`` of
+            :mod:`jaxmatch.weighted.b_suitor`; batches of small graphs),
+            True above. On a 2-core CPU False was 0.93x at
             512 entries to 7.9x at 131,072 on random graphs, 2.8x under
             ``vmap`` over 2,000 64-vertex graphs, and 1.7x slower on a path
             of 4,096 entries with increasing weights and b = 1 (one proposal
@@ -481,7 +479,7 @@ def b_suitor(g: Graph, b=1, *, max_b: int | None = None, sorted_adjacency: bool 
     _check_graph(g)
     bvec, max_b = _b_input(g, b, max_b)
     if sorted_adjacency is None:
-        sorted_adjacency = g.entry_cap > B_DENSE_MAX
+        sorted_adjacency = g.entry_cap > _bs.DENSE_MAX
     sorted_adjacency = check_flag(sorted_adjacency, "sorted_adjacency")
     check_flag(throw, "throw")
     max_iters, batch, lanes = _defaults(g, max_iters, batch, lanes, BATCH_DIVISOR["b_suitor"])

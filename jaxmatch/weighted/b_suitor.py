@@ -50,6 +50,11 @@ from jaxmatch.weighted.suitor import (
 )
 
 
+#: :func:`jaxmatch.b_suitor`'s default form: :func:`dense_arrays` up to this entry capacity, the
+#: queued rounds over rank-sorted lists above it (its ``sorted_adjacency``; RESULTS, session 32)
+DENSE_MAX = 1 << 12
+
+
 class BState(NamedTuple):
     held: jax.Array      # [V, B] ranks of held proposals, ascending, INT_MAX empty
     thr: jax.Array       # [V] a proposal is accepted while its rank < thr
