@@ -179,13 +179,16 @@ def dense_arrays(g, bvec, *, max_b: int, max_iters):
     that does not hold u's proposal yet (keys: the weight's bits, heavier
     first, then the smaller id, as :mod:`jaxmatch.weighted.sharded`'s
     rounds); each target keeps the ``b(v)`` best of its held offers and the
-    round's ``max_b`` best new ones (``max_b`` segment maxima, then one sort
-    of ``2 max_b`` offers a row). The best proposal to a target always beats
-    its threshold, so every round with a proposal places one, and thresholds
-    only rise: the loop ends with the greedy b-matching, as the queued form.
-    Cost per round O(|E| max_b + V max_b log max_b), with no sort of the
-    entries: the form for batches of small graphs under ``vmap`` (RESULTS,
-    session 32)."""
+    round's ``max_b`` best new ones (``max_b`` segment maxima, then each of
+    the ``2 max_b`` offers of a row placed by comparisons with the others:
+    with ``lax.sort`` a vmapped batch took 2.3x as long, RESULTS, session
+    32). The best proposal to a target always beats its threshold, so every
+    round with a proposal places one, and thresholds only rise: the loop
+    ends with the greedy b-matching, as the queued form. Cost per round
+    O(|E| max_b + V max_b^2), no sort: the form for batches of small graphs
+    under ``vmap``; every round rescans every entry, so a chain of single
+    proposals (b = 1 on a path of increasing weights) costs O(|E|) rounds
+    of O(|E|)."""
     V, B = g.vertex_cap, max_b
     ids = jnp.arange(V, dtype=jnp.int32)
     bvec = jnp.where(ids < g.n, jnp.clip(bvec.astype(jnp.int32), 0, B), 0)
