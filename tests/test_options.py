@@ -367,7 +367,8 @@ def test_weighted_matching_matrix(solver, config, mode):
 
 # the default on these small graphs is the dense rounds; the queued rounds with bounds per vertex and
 # with one vertex and one entry a round
-B_CONFIGS = [dict(b="array"), dict(b="array", sorted_adjacency=True), dict(b=2, sorted_adjacency=True, batch=1, lanes=1)]
+B_CONFIGS = [dict(b="array"), dict(b="array", sorted_adjacency=True),
+             dict(b=2, sorted_adjacency=True, batch=1, lanes=1)]
 
 
 @pytest.mark.parametrize("mode", MODES)
