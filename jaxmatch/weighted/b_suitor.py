@@ -37,6 +37,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmatch._ops import CONVERGED, INT_MAX, MAX_ITERS, claim_first, prefix, take
+from jaxmatch.weighted import sharded as _keyed
 from jaxmatch.weighted.suitor import (
     INITIAL_BUDGET,
     edge_order,
@@ -177,8 +178,8 @@ def dense_arrays(g, bvec, *, max_b: int, max_iters):
     vertices holding its proposal) scans its whole row for its first
     neighbour v in the edge order whose ``b(v)``-th held offer it beats and
     that does not hold u's proposal yet (keys: the weight's bits, heavier
-    first, then the smaller id, as :mod:`jaxmatch.weighted.sharded`'s
-    rounds); each target keeps the ``b(v)`` best of its held offers and the
+    first, then the smaller id: :func:`jaxmatch.weighted.sharded.scan`, as
+    Suitor's and LD's default rounds); each target keeps the ``b(v)`` best of its held offers and the
     round's ``max_b`` best new ones (``max_b`` segment maxima, then each of
     the ``2 max_b`` offers of a row placed by comparisons with the others:
     with ``lax.sort`` a vmapped batch took 2.3x as long, RESULTS, session
@@ -192,12 +193,10 @@ def dense_arrays(g, bvec, *, max_b: int, max_iters):
     V, B = g.vertex_cap, max_b
     ids = jnp.arange(V, dtype=jnp.int32)
     bvec = jnp.where(ids < g.n, jnp.clip(bvec.astype(jnp.int32), 0, B), 0)
-    src, dst, w = g.adj.src, g.adj.indices, g.adj.weights
-    valid = (src < V) & (dst < V) & (src != dst) & (w > 0)
-    kt = jnp.int64 if w.dtype == jnp.float64 else jnp.int32
-    key = jnp.where(valid, lax.bitcast_convert_type(w if kt == jnp.int64 else w.astype(jnp.float32), kt), -1)
+    src, dst = g.adj.src, g.adj.indices
+    sh = _keyed.local(src, dst, g.adj.weights, V=V, R=V, axis=None, rows=g.adj.indptr)
+    valid, kt = sh.key >= 0, sh.key.dtype
     top = jnp.iinfo(kt).max
-    s_ = jnp.where(valid, src, V)
     slot = jnp.clip(bvec - 1, 0, B - 1)[:, None]
 
     def body(st):
@@ -206,12 +205,13 @@ def dense_arrays(g, bvec, *, max_b: int, max_iters):
         short = bvec - cnt > 0
         tk = jnp.where(bvec > 0, jnp.take_along_axis(hk, slot, axis=1)[:, 0], top)   # the b(v)-th offer
         ti = jnp.where(bvec > 0, jnp.take_along_axis(hid, slot, axis=1)[:, 0], -1)
-        tkd, tid = take(tk, dst, top), take(ti, dst, -1)
-        holds = jnp.any(_rows(hid, dst, V) == src[:, None], axis=1)          # dst holds src's proposal
-        ok = valid & take(short, src, False) & ((key > tkd) | ((key == tkd) & (src < tid))) & ~holds
-        best = jax.ops.segment_max(jnp.where(ok, key, -1), s_, V)
-        tgt = jax.ops.segment_min(jnp.where(ok & (key == take(best, s_, -1)), dst, V), s_, V)
-        prop = tgt < V
+        def eligible(u, v, key):     # u's offer beats v's b(v)-th, and v does not hold u's proposal
+            return (((key > tk[v]) | ((key == tk[v]) & (u < ti[v])))
+                    & ~jnp.any(hid[v] == u[:, None], axis=1))
+
+        best, tgt = _keyed.scan(sh, short, eligible, cap=None)
+        prop = best >= 0
+        tgt = jnp.where(prop, tgt, V)
         pk = jnp.where(prop, best, -1)
         left, nk, ni = prop, [], []
         for _ in range(B):                 # each target's B best new offers, best first
