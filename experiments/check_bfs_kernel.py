@@ -14,6 +14,7 @@ and many levels per launch, and checks that no program stalled at a barrier.
 
     python experiments/check_bfs_kernel.py            # GPU, < 2 min
     python experiments/check_bfs_kernel.py --small    # a few cases (under compute-sanitizer)
+    python experiments/check_bfs_kernel.py --knobs push_block=32,push_width=4   # other kernel knobs
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from experiments.bench_flow import build  # noqa: E402
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--small", action="store_true")
+    p.add_argument("--knobs", default="", help="Config knobs under every kernel run, e.g. push_block=32,push_width=4")
     args = p.parse_args()
     import jax
     import jax.numpy as jnp
@@ -43,6 +45,8 @@ def main():
     from jaxmatch.kernels import bfs_level
 
     interpret = jax.default_backend() != "gpu"
+    base = bfs_level.Config(**{k: int(v) for k, v in (x.split("=") for x in args.knobs.split(",") if x)})
+    knob = lambda **kw: base._replace(**kw)   # noqa: E731  (the kernel runs' Config: --knobs, then the case's)
     rng = np.random.default_rng(0)
     rows = []
 
@@ -79,8 +83,8 @@ def main():
         tail, head, cap, s, t, n, _ = build(name, scale)
         net = FlowNetwork.from_edges(tail, head, cap, n)
         res = {}
-        for key, kernel in (("push", True), ("push_reread", bfs_level.Config(relabel_from_push=False)),
-                            ("push_fused", bfs_level.Config(fused=True)), ("bfs", bfs_level.Config(push=False)),
+        for key, kernel in (("push", knob()), ("push_reread", knob(relabel_from_push=False)),
+                            ("push_fused", knob(fused=True)), ("bfs", knob(push=False)),
                             ("xla", False)):
             jax.block_until_ready(max_flow(net, s, t, kernel=kernel))     # compile
             t0 = time.perf_counter()
@@ -108,7 +112,7 @@ def main():
                     ("delaunay", gen.delaunay(side * side, seed=2))):
         g = from_scipy(A)
         res = {}
-        for key, kernel in (("push", True), ("bfs", bfs_level.Config(push=False)), ("xla", False)):
+        for key, kernel in (("push", knob()), ("bfs", knob(push=False)), ("xla", False)):
             for method in ("pr", "auto"):
                 jax.block_until_ready(maximum_matching(g, method=method, kernel=kernel))
                 t0 = time.perf_counter()
@@ -128,7 +132,7 @@ def main():
     # the push kernel under contention: random graphs, many columns to few rows and the reverse, short
     # launches (rounds=3), against scipy's cardinality and the Koenig certificate
     from jaxmatch import BipartiteGraph
-    knobs = (True, bfs_level.Config(rounds=3), bfs_level.Config(programs=4, levels=2))
+    knobs = (knob(), knob(rounds=3), knob(programs=4, levels=2))
     for trial in range(6 if args.small else 60):
         nr, nc = (int(x) for x in rng.integers(1, 3000 if not args.small else 200, 2))
         if trial % 3 == 1:
@@ -151,15 +155,17 @@ def main():
     from jaxmatch import Status
     tail, head, cap, s, t, n, _ = build("road", scale)
     net = FlowNetwork.from_edges(tail, head, cap, n)
-    r = max_flow(net, s, t, kernel=bfs_level.Config(spin=0), throw=False)
+    r = max_flow(net, s, t, kernel=knob(spin=0), throw=False)
     rows.append(dict(case="stall-reported", ok=(int(r.status) == Status.KERNEL_STALLED) != interpret,
                      status=r.status_name))
     for r in rows:
         print(json.dumps(r))
     out = Path(os.environ.get("OUT", "experiments/results"))
     out.mkdir(parents=True, exist_ok=True)
-    (out / ("check_bfs_kernel_small.json" if args.small else "check_bfs_kernel.json")).write_text(
-        json.dumps(dict(device=jax.devices()[0].device_kind, jax=jax.__version__, rows=rows), indent=1))
+    name = "check_bfs_kernel" + ("_small" if args.small else "") + (f"_{args.knobs}" if args.knobs else "")
+    (out / (name.replace(",", "_").replace("=", "") + ".json")).write_text(
+        json.dumps(dict(device=jax.devices()[0].device_kind, jax=jax.__version__, knobs=args.knobs, rows=rows),
+                   indent=1))
     bad = [r["case"] for r in rows if not r["ok"]]
     print("FAILED: " + ", ".join(bad) if bad else "all ok")
     return 1 if bad else 0

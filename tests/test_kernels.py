@@ -213,7 +213,7 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
     """Both push kernels lower for the GPU (Triton) from a CPU-only install, their in-phase atomics through
     the relaxed primitive of jaxmatch.kernels._pallas (this JAX has the private pieces it needs; without
     them the kernels would fall back to Pallas's fenced atomics), the grid barrier's arrival with release
-    order and its last read with acquire order."""
+    order and its last read with acquire order; also with chunks of fewer queued vertices than threads."""
     from jaxmatch.kernels import _pallas, push_flow, push_match
     assert _pallas.RELAXED, "this JAX lacks the pieces of the relaxed atomics: the kernels run fenced"
     i = lambda *a: jax.numpy.array(*a, jax.numpy.int32)  # noqa: E731
@@ -221,10 +221,11 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
                  i([0, 1, 3, 4]), i([1, 0, 2, 1]), i([1, 0, 3, 2]), i([1, 0, 1, 0]), i([1, 0, 1]))
     flows = [(lambda *a, c=c: push_flow.push_rounds(*a, n=3, round_id=1, room=100.0, max_rounds=10, cfg=c),
               flow_args) for c in (bfs_level.Config(), bfs_level.Config(relabel_from_push=False),
-                                   bfs_level.Config(fused=True))]
-    match = (lambda *a: push_match.push_match_rounds(*a, inf=4, max_rounds=10),
-             (i([0, 2, 2, 2]), 1, i([1, -1]), i([-1, 0]), i([2, 0]), i([0, 1]), i([0, 1, 3]), i([0, 0, 1])))
-    for f, args in (*flows, match):
+                                   bfs_level.Config(fused=True), bfs_level.Config(push_block=32, push_width=4))]
+    match_args = (i([0, 2, 2, 2]), 1, i([1, -1]), i([-1, 0]), i([2, 0]), i([0, 1]), i([0, 1, 3]), i([0, 0, 1]))
+    matches = [(lambda *a, c=c: push_match.push_match_rounds(*a, inf=4, max_rounds=10, cfg=c), match_args)
+               for c in (bfs_level.Config(), bfs_level.Config(push_block=32))]   # chunks of fewer vertices than threads
+    for f, args in (*flows, *matches):
         jaxpr = str(jax.make_jaxpr(f)(*args))
         assert "jaxmatch_relaxed_atomic" in jaxpr
         assert {"order=relaxed", "order=release", "order=acquire"} == set(re.findall(r"order=\w+", jaxpr))
@@ -331,10 +332,12 @@ def test_bfs_kernel_default():
         return c
     jax.vmap(inside)(jax.numpy.stack([cap, cap]))
     assert seen == [None]
-    # a push chunk holds at least one queued vertex per thread of the push kernels' programs
+    # a push chunk's tile (queued vertices x arcs a step) holds at least one element per thread
     assert bfs_level.choose(bfs_level.Config(push_warps=2, push_block=64), cap, "gpu").push_warps == 2
+    assert bfs_level.choose(bfs_level.Config(push_block=32, push_width=4), cap, "gpu").push_block == 32
     with pytest.raises(GraphInputError, match="push_warps=8, got 128"):
-        bfs_level.choose(bfs_level.Config(push_warps=8), cap, "gpu")
+        bfs_level.choose(bfs_level.Config(push_warps=8, push_block=32), cap, "gpu")
+    assert bfs_level.choose(bfs_level.Config(push_warps=8, push_block=32), cap, "cpu")   # interpreted: no threads
     with pytest.raises(GraphInputError, match="Config.push_warps must be a power of two"):
         bfs_level.choose(bfs_level.Config(push_warps=3), cap, "cpu")
 

@@ -111,7 +111,7 @@ class Config(NamedTuple):
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # run the push rounds in a kernel too (max flow: push_flow; G-PR: push_match)
-    push_block: int = 128  # push rounds: queued vertices per chunk (a power of two, >= the push threads)
+    push_block: int = 128  # push rounds: queued vertices per chunk (a power of two; x the tile width >= the threads)
     push_warps: int = 4    # warps per program of the push-round kernels: a round's push phase is bound by
                            # its program's memory operations, so smaller chunks on more programs (RESULTS,
                            # session 28)
@@ -132,7 +132,7 @@ def choose(kernel, x, backend: str | None = None):
     graph, a batch tracer under vmap); True the default knobs; False off. The kernel is refused
     under ``vmap``: a batched launch would hold more programs than the GPU runs at once, and the
     grid barrier needs them all resident. The knobs are checked: powers of two, and on the GPU
-    at least one queued vertex of a push chunk per thread (see :func:`_claim`)."""
+    a push chunk's tile at least one element per thread (see :func:`_per_row`)."""
     # vmap's tracers by name: the class is not public API and has moved between JAX versions
     batched = type(x).__name__ == "BatchTracer"
     backend = jax.default_backend() if backend is None else backend
@@ -153,11 +153,12 @@ def choose(kernel, x, backend: str | None = None):
             v = getattr(kernel, name)
             if v < 1 or v & (v - 1):
                 raise GraphInputError(f"Config.{name} must be a power of two, got {v}")
-        if backend == "gpu" and kernel.push_block < threads:
-            # a vector of fewer elements than threads is held by several threads each, and an atomic's
+        tile = kernel.push_block * min(kernel.push_width, kernel.match_width)
+        if backend == "gpu" and tile < threads:
+            # a tile of fewer elements than threads is held by several threads each, and an atomic's
             # result seen by one copy only made the queue inconsistent (illegal addresses on the H100)
-            raise GraphInputError(f"Config.push_block must be at least the {threads} threads of "
-                                  f"push_warps={kernel.push_warps}, got {kernel.push_block}")
+            raise GraphInputError(f"Config.push_block x min(push_width, match_width) must be at least the "
+                                  f"{threads} threads of push_warps={kernel.push_warps}, got {tile}")
     if kernel and batched:
         raise GraphInputError("kernel= does not run under jax.vmap (the persistent kernel's grid barrier "
                               "needs all its programs resident); leave kernel=None there")
@@ -310,6 +311,25 @@ def _append(state, counter: int, buf, base, new, ids, interpret) -> None:
     def _():
         first = _atomic_add(state, counter, n_new, interpret)
         _flat(_store, buf, base + first + pos - 1, ids, new, interpret)
+
+
+def _per_row(f, ref, idx, val, mask, threads: int, interpret):
+    """``f`` (an atomic or a store of this module) once per element of the 1-D chunk vectors
+    ``idx``, ``val``, ``mask``, issued from column 0 of a ``[rows, width]`` tile of at least
+    ``threads`` elements (the program's threads): a vector of fewer elements than threads is held
+    by several threads each, and an atomic on it runs in one copy and hands its result to that
+    copy only (illegal addresses on the H100, RESULTS session 11); a tile of at least as many
+    elements as threads has one owner per element. Returns ``f``'s result per element (None for a
+    store or an add)."""
+    width = max(1, threads // idx.shape[0])
+    col0 = (jnp.arange(width) == 0)[None, :]
+    wide = lambda x: jnp.broadcast_to(jnp.broadcast_to(x, idx.shape)[:, None], (idx.shape[0], width))  # noqa: E731
+    out = _flat(f, ref, wide(idx), wide(val), wide(mask) & col0, interpret)
+    if out is None:
+        return None
+    if out.dtype == jnp.bool_:   # (Triton has no reduce_or)
+        return jnp.max((out & col0).astype(jnp.int32), axis=1) > 0
+    return jnp.max(jnp.where(col0, out, jnp.iinfo(out.dtype).min), axis=1)
 
 
 def _put(ref, i, value, interpret):

@@ -172,7 +172,8 @@ from jax.experimental import pallas as pl
 
 from jaxmatch._ops import INT_MAX
 from jaxmatch.kernels._pallas import (Config, _add, _append, _atomic_add, _barrier, _chunks, _claim, _f32, _flat,
-                                      _grid_sync, _i32, _load, _put, _persistent_call, _read, _resident, _store)
+                                      _grid_sync, _i32, _load, _per_row, _put, _persistent_call, _read, _resident,
+                                      _store)
 
 STEP_LANES = 1 << 18   # the flow solver's work unit: arcs a step scans for the cost of its fixed overhead
 
@@ -229,6 +230,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
     count0, side0, n, max_rounds, stamp0 = (meta_ref[i] for i in range(5))
     room = room_ref[0]
     program = pl.program_id(0)
+    threads = 32 * cfg.push_warps
     cols = jnp.arange(cfg.push_width, dtype=jnp.int32)[None, :]
     chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
 
@@ -292,12 +294,13 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         rem, pushes, *lowest = lax.fori_loop(0, (top + cfg.push_width - 1) // cfg.push_width, tile,
                                              (jnp.where(act, e, 0), jnp.int32(0), *start_low))
         _mark(3, lambda: jnp.max(rem) + pushes, state)
-        _add(excess, u, rem - e, act, interpret)
+        _per_row(_add, excess, u, rem - e, act, threads, interpret)
         if cfg.fused:   # relabel now, by at most 2 (Config.fused: why in the module docstring)
             left = act & (rem > 0)   # every admissible arc saturated, so lowest >= h
             finish(u, h, left, left, jnp.minimum(jnp.minimum(lowest[0], n) + 1, h + 2), base_out, slot, rid)
         elif cfg.relabel_from_push:   # for the relabel phase: the minimum, or -1 (no relabel: no excess left)
-            _store(lows, u, jnp.where(act & (rem > 0), lowest[0], -1), rows < count, interpret)
+            _per_row(_store, lows, u, jnp.where(act & (rem > 0), lowest[0], -1), rows < count, threads,
+                     interpret)
 
         @pl.when(pushes > 0)
         def _():
@@ -331,14 +334,14 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
         finish(u, h, act, act & (lowest >= h), new_h, base_out, slot, rid)
 
     def finish(u, h, act, relabel, new_h, base_out, slot, rid):
-        _store(height, u, new_h, relabel, interpret)
+        _per_row(_store, height, u, new_h, relabel, threads, interpret)
         h = jnp.where(relabel, new_h, h)
         n_rel = jnp.sum(relabel.astype(jnp.int32), dtype=jnp.int32)
 
         @pl.when(n_rel > 0)
         def _():
             _atomic_add(state, _RELABELS, n_rel, interpret)
-        new = _claim(stamp, u, rid, act & (h < n), interpret)
+        new = _per_row(_claim, stamp, u, rid, act & (h < n), threads, interpret)
         _append(state, _CNT + slot, buf, base_out, new, u, interpret)
 
     def go(c):

@@ -83,7 +83,7 @@ from jax.experimental import pallas as pl
 
 from jaxmatch._ops import INT_MAX
 from jaxmatch.kernels._pallas import (Config, _append, _atomic_add, _chunks, _exchange, _f32, _grid_sync, _i32,
-                                      _load, _put, _persistent_call, _read, _resident, _store)
+                                      _load, _per_row, _put, _persistent_call, _read, _resident, _store)
 
 # state words: three rotating next-queue counters, the barrier's arrivals, then what the launch hands back
 _CNT, _ARRIVED, _COUNT, _SIDE, _DONE, _STALLED, _PUSHES = 0, 3, 4, 5, 6, 7, 8
@@ -111,6 +111,7 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
     del buf_in, rm_in, cm_in, pr_in, pc_in, state_in   # aliased with the outputs
     count0, side0, inf, max_rounds = (meta_ref[i] for i in range(4))
     program = pl.program_id(0)
+    threads = 32 * cfg.push_warps
     cols = jnp.arange(cfg.match_width, dtype=jnp.int32)[None, :]
     chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
 
@@ -137,9 +138,9 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
         full = jnp.full(v.shape, INT_MAX, jnp.int32)
         best, u = lax.fori_loop(0, (jnp.max(deg) + cfg.match_width - 1) // cfg.match_width, tile, (full, full))
         push = ok & (best < inf)
-        _store(col_mate, v, jnp.where(push, u, -2), ok, interpret)
-        _store(psi_c, v, best + 1, push, interpret)
-        w = _exchange(row_mate, u, v, push, interpret)
+        _per_row(_store, col_mate, v, jnp.where(push, u, -2), ok, threads, interpret)
+        _per_row(_store, psi_c, v, best + 1, push, threads, interpret)
+        w = _per_row(_exchange, row_mate, u, v, push, threads, interpret)
         _append(state, _CNT + slot, buf, base_out, push & (w >= 0), w, interpret)   # the displaced columns
         n_push = jnp.sum(push.astype(jnp.int32), dtype=jnp.int32)
 
@@ -151,7 +152,7 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
         v, ok = column(pos, count, base_in)
         u = _load(col_mate, v, ok, -2, volatile=True)
         pushed = ok & (u >= 0)
-        _store(psi_r, u, _load(psi_c, v, pushed, 0, volatile=True) + 1, pushed, interpret)
+        _per_row(_store, psi_r, u, _load(psi_c, v, pushed, 0, volatile=True) + 1, pushed, threads, interpret)
 
     def go(c):
         count, done, side, stalled = c
