@@ -322,6 +322,8 @@ def _per_row(f, ref, idx, val, mask, threads: int, interpret):
     elements as threads has one owner per element. Returns ``f``'s result per element (None for a
     store or an add)."""
     width = max(1, threads // idx.shape[0])
+    if width == 1:
+        return f(ref, idx, jnp.broadcast_to(val, idx.shape), mask, interpret)
     col0 = (jnp.arange(width) == 0)[None, :]
     wide = lambda x: jnp.broadcast_to(jnp.broadcast_to(x, idx.shape)[:, None], (idx.shape[0], width))  # noqa: E731
     out = _flat(f, ref, wide(idx), wide(val), wide(mask) & col0, interpret)
@@ -330,6 +332,24 @@ def _per_row(f, ref, idx, val, mask, threads: int, interpret):
     if out.dtype == jnp.bool_:   # (Triton has no reduce_or)
         return jnp.max((out & col0).astype(jnp.int32), axis=1) > 0
     return jnp.max(jnp.where(col0, out, jnp.iinfo(out.dtype).min), axis=1)
+
+
+def _row_load(ref, idx, mask, other, threads: int, volatile=False):
+    """:func:`_load` of the 1-D chunk vector ``idx``, from column 0 of a tile of at least ``threads``
+    elements and a reduction along its rows, so that every thread holding a copy of an element gets
+    the same value. A vector of fewer elements than threads is held by several threads, each of which
+    loads on its own, and a volatile load of memory that other programs are changing (a vertex's
+    excess during a push phase) can hand the copies different values: the copies then disagree on
+    whether the vertex is active, and the threads of one program on how many steps a loop runs
+    (lost and repeated queue entries, stalled barriers and illegal addresses on the H200 at 2^20
+    arcs; RESULTS session 33)."""
+    width = max(1, threads // idx.shape[0])
+    if width == 1:
+        return _load(ref, idx, mask, other, volatile)
+    col0 = (jnp.arange(width) == 0)[None, :]
+    wide = lambda x: jnp.broadcast_to(x[:, None], (idx.shape[0], width))  # noqa: E731
+    x = _load(ref, wide(idx), wide(mask) & col0, other, volatile)
+    return jnp.max(jnp.where(col0, x, jnp.iinfo(x.dtype).min), axis=1)
 
 
 def _put(ref, i, value, interpret):

@@ -173,7 +173,7 @@ from jax.experimental import pallas as pl
 from jaxmatch._ops import INT_MAX
 from jaxmatch.kernels._pallas import (Config, _add, _append, _atomic_add, _barrier, _chunks, _claim, _f32, _flat,
                                       _grid_sync, _i32, _load, _per_row, _put, _persistent_call, _read, _resident,
-                                      _store)
+                                      _row_load, _store)
 
 STEP_LANES = 1 << 18   # the flow solver's work unit: arcs a step scans for the cost of its fixed overhead
 
@@ -243,8 +243,8 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
     def vertex(rows, count, base_in):
         ok = rows < count
         u = _load(buf, base_in + rows, ok, 0, volatile=True)
-        e = _load(excess, u, ok, 0, volatile=True)
-        h = _load(height, u, ok, INT_MAX, volatile=True)
+        e = _row_load(excess, u, ok, 0, threads, volatile=True)    # changing under the push phase (and the
+        h = _row_load(height, u, ok, INT_MAX, threads, volatile=True)  # heights under Config.fused): _row_load
         act = ok & (_load(terminal, u, ok, 1) == 0) & (e > 0) & (h < n)
         return u, e, h, act, ok
 
