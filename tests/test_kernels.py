@@ -265,7 +265,8 @@ def test_max_flow_with_push_kernel():
     capacities near 2**31 (the prefix sums' wrap-around): the value equals scipy's, and the flow and
     cut certificates hold; a few rounds per launch and tiles narrower than the rows (the forward
     arcs' priority then per tile) change nothing of that, nor do one-program launches for queues of
-    at most 8 vertices (Config.solo), nor rounds of one phase (Config.fused), nor a degree bound that
+    at most 8 vertices (Config.solo), nor chunks of 2 for queues of at most 2 a program
+    (Config.push_small), nor rounds of one phase (Config.fused), nor a degree bound that
     sends the networks with longer rows (here the random ones) to the XLA steps. A round cap shows as
     MAX_ITERS."""
     import scipy.sparse as sp
@@ -284,7 +285,7 @@ def test_max_flow_with_push_kernel():
         cases.append((tail, head, cap, n, [0, 1], [38, 39]))
     path = np.arange(49)
     cases.append((path, path + 1, np.full(49, 3), 50, [0], [49]))
-    knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3, solo=8),
+    knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3, solo=8, push_small=2),
              bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2, push_max_degree=12),
              bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=False),
              bfs_level.Config(programs=2, push_block=4, push_width=2, rounds=3, fused=True)]
@@ -338,6 +339,10 @@ def test_bfs_kernel_default():
     with pytest.raises(GraphInputError, match="push_warps=8, got 128"):
         bfs_level.choose(bfs_level.Config(push_warps=8, push_block=32), cap, "gpu")
     assert bfs_level.choose(bfs_level.Config(push_warps=8, push_block=32), cap, "cpu")   # interpreted: no threads
+    with pytest.raises(GraphInputError, match="push_small x push_width must be at least the 128 threads"):
+        bfs_level.choose(bfs_level.Config(push_small=8), cap, "gpu")
+    with pytest.raises(GraphInputError, match="push_small must be 0 or a power of two"):
+        bfs_level.choose(bfs_level.Config(push_small=24), cap, "cpu")
     with pytest.raises(GraphInputError, match="Config.push_warps must be a power of two"):
         bfs_level.choose(bfs_level.Config(push_warps=3), cap, "cpu")
 

@@ -116,6 +116,8 @@ class Config(NamedTuple):
                            # its program's memory operations, so smaller chunks on more programs (RESULTS,
                            # session 28)
     push_width: int = 8    # max-flow push rounds: arcs per vertex per inner step (a power of two)
+    push_small: int = 32   # max-flow push rounds: a queue of at most programs x push_small vertices is taken in
+                           # chunks of push_small (more programs busy; RESULTS session 33); 0: always push_block
     push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal (G-PR: no column) has a longer row
     rounds: int = 1024     # push-relabel rounds per launch, at most
     relabel_from_push: bool = True  # max flow: the relabel phase takes the minimum found by the push phase
@@ -153,6 +155,11 @@ def choose(kernel, x, backend: str | None = None):
             v = getattr(kernel, name)
             if v < 1 or v & (v - 1):
                 raise GraphInputError(f"Config.{name} must be a power of two, got {v}")
+        if kernel.push_small & (kernel.push_small - 1) or kernel.push_small < 0:
+            raise GraphInputError(f"Config.push_small must be 0 or a power of two, got {kernel.push_small}")
+        if backend == "gpu" and 0 < kernel.push_small * kernel.push_width < threads:
+            raise GraphInputError(f"Config.push_small x push_width must be at least the {threads} threads of "
+                                  f"push_warps={kernel.push_warps}, got {kernel.push_small * kernel.push_width}")
         tile = kernel.push_block * min(kernel.push_width, kernel.match_width)
         if backend == "gpu" and tile < threads:
             # a tile of fewer elements than threads is held by several threads each, and an atomic's

@@ -11,8 +11,9 @@ of :mod:`jaxmatch.kernels.bfs_level`) and stops a launch when the work rule
 says a global relabel is due.
 
 One round over the queue ``Q`` (one half of a ping-pong buffer), every
-program taking chunks of :attr:`Config.push_block` queued vertices, each a
-row of a tile that walks the vertices' residual rows :attr:`Config.push_width`
+program taking chunks of :attr:`Config.push_block` queued vertices (of
+:attr:`Config.push_small` while the queue holds at most that many per program),
+each a row of a tile that walks the vertices' residual rows :attr:`Config.push_width`
 arcs at a time:
 
 1. **push**: an active ``u`` (excess > 0, height < n, not a terminal) pushes
@@ -76,18 +77,25 @@ lock-free argument, made simpler by the barrier between the two phases):
   active only by receiving a push (claimed then) and stays active only if
   it was queued (claimed again in the relabel phase).
 
-What the GPU taught (H100, JAX 0.11.2). Every claim uses the value its
-atomic hands back, and no vector of the kernel holds fewer elements than the
-program has threads (``Config.push_block`` >= 32 * ``push_warps``, checked by
-:func:`jaxmatch.kernels._pallas.choose`): with 16-32 queued vertices per
-chunk at 4 warps Triton holds each vertex in several threads, an exchange's
-result reached one copy only, and the queues went inconsistent (illegal and
-misaligned addresses). A variant that elected each head's appender by an
-atomic minimum (result unused) and read the elections after the barrier
-with plain loads passed the interpreter's tests and ran certified at
-2^14-2^20 vertices, but lost or duplicated queue entries at 2^21 (flow not
-conserved); its cause was not found, and this design, which ran certified
-at that size, was kept.
+What the GPU taught (H100 and H200, JAX 0.11.2). A round's push phase is bound by the memory
+operations of each busy program: a chunk of 128 vertices x 8 arcs is 8 elements a thread at 4
+warps, and on genrmf (about 1,800 queued vertices a round) only 14 of the 132 programs had a
+chunk. Chunks of ``push_small`` = 32 (2 elements a thread) spread such a queue over 55 programs:
+the push phase 18.2 -> 11.4 us, genrmf21 3.43 -> 2.93 s on an H200; a queue of 11,000 (rlg) has
+enough chunks of 128 for every program, and there chunks of 32 cost more (RESULTS session 33).
+A chunk of fewer vertices than the program has threads holds each vertex's vector elements in
+several threads, and Triton assumes such copies equal: each copy does its own load, so a
+volatile load of a changing value (a vertex's excess during the push phase) can hand the
+copies different values, and an atomic runs in one copy and hands its result to that copy only.
+So every per-vertex atomic and store goes through column 0 of a tile
+(:func:`jaxmatch.kernels._pallas._per_row`) and the excess and height through a load there and
+a reduction (:func:`jaxmatch.kernels._pallas._row_load`); without that the queue went
+inconsistent (lost and repeated entries, stalled barriers, illegal addresses at 2^20 arcs), as
+it had in session 11. ``choose`` checks that every tile has at least one element per thread. A
+variant that elected each head's appender by an atomic minimum (result unused) and read the
+elections after the barrier with plain loads passed the interpreter's tests and ran certified at
+2^14-2^20 vertices, but lost or duplicated queue entries at 2^21 (flow not conserved), most
+likely for the same reason.
 
 **One phase a round** (``Config.fused``, off by default: no faster on the H100, RESULTS session 28). Each ``u``
 relabels right after its own pushes, in the push phase, to ``min(1 + lowest, h(u) + 2)`` (lowest:
@@ -232,7 +240,12 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
     program = pl.program_id(0)
     threads = 32 * cfg.push_warps
     cols = jnp.arange(cfg.push_width, dtype=jnp.int32)[None, :]
-    chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
+
+    def chunks(count, fn):   # small chunks while every program has at most one (Config.push_small)
+        big = lambda: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
+        if not 0 < cfg.push_small < cfg.push_block:
+            return big()
+        lax.cond(count <= grid * cfg.push_small, lambda: _chunks(count, cfg.push_small, program, grid, fn), big)
 
     def row(u, ok, act):
         """The row of ``u``: loaded where ``ok`` (beside the vertex's state, not after it), its
