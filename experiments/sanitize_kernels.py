@@ -8,10 +8,14 @@ happened; each answer is checked against the pure-JAX path.
 
 (with ``XLA_PYTHON_CLIENT_PREALLOCATE=false JAXMATCH_XLA_FLAGS=0``). ``--kernels-only`` skips the
 last two stages, whole solvers: the sanitizer process segfaults on any XLA program with a device
-while loop (seen on the H100 with JAX 0.11.2), so it cannot vouch for them.
+while loop (seen on the H100 with JAX 0.11.2), so it cannot vouch for them. ``--case`` runs only
+the push kernel alone on a benchmark network, with or without the sanitizer:
+
+    python experiments/sanitize_kernels.py --case rlg:20 --knobs push_block=32,push_width=4
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -27,6 +31,12 @@ def stage(name, fn):
 
 
 def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--kernels-only", action="store_true", help="skip the whole solvers (see above)")
+    p.add_argument("--case", default="", help="only the push kernel alone on this generator:scale, e.g. rlg:20")
+    p.add_argument("--knobs", default="", help="with --case: Config knobs, e.g. push_block=32,programs=66")
+    p.add_argument("--rounds", type=int, default=1000, help="with --case: push rounds to run")
+    args = p.parse_args()
     import jax
     import jax.numpy as jnp
 
@@ -59,14 +69,16 @@ def main():
         return out.excess.tolist()
     stage("push_rounds", rounds)
 
-    def genrmf_rounds(push_cfg=cfg, solo=False):
-        """Both kernels alone on genrmf (4 x 4 x 4, 4 programs): heights by the BFS kernel from the sink
-        (checked against scipy's BFS), then push rounds (``push_cfg``) from the saturated source arcs
-        (excess conserved, the queue exactly the active vertices, the labels valid); ``solo``: the one-program launch of
-        ``Config.solo`` (thread barriers), which stops once the queue outgrows ``push_cfg.solo``."""
+    def push_alone(tail, head, cap, s, t, n, push_cfg=cfg, solo=False, max_rounds=64):
+        """Both kernels alone on a network: heights by the BFS kernel from the sink (checked against
+        scipy's BFS), then push rounds (``push_cfg``) from the saturated source arcs: excess
+        conserved, no vertex twice in the queue and every active vertex in it (a queued vertex may
+        have pushed away all it received in the same round), the labels valid; ``solo``: the
+        one-program launch of ``Config.solo`` (thread barriers), which stops once the queue outgrows
+        ``push_cfg.solo``."""
         import scipy.sparse as sp
         from scipy.sparse.csgraph import shortest_path
-        tail, head, cap, s, t, n = genrmf(4, 4, seed=1)
+        s, t = int(np.ravel(s)[0]), int(np.ravel(t)[0])
         net = FlowNetwork.from_edges(tail, head, cap, n)
         vc = net.vertex_cap
         arc, fwd = np.asarray(net.res_arc), np.asarray(net.res_forward)
@@ -79,6 +91,7 @@ def main():
         excess = np.zeros(vc, np.int64)
         np.add.at(excess, dst[sat], c[sat])
         excess[s] = -c[sat].sum()
+        assert -excess[s] < 2**31, "what leaves the source must fit int32"
         live = (rc > 0) & (src < n) & (dst < n)               # heights: residual distance to the sink
         A = sp.coo_array((np.ones(live.sum()), (dst[live], src[live])), shape=(n, n)).tocsr()
         want = shortest_path(A, unweighted=True, indices=t)
@@ -88,11 +101,13 @@ def main():
         buf[0] = t
         d, buf2, side, count, _, done, stalled = bfs_level.bfs_levels(
             jnp.asarray(buf), 1, 1, jnp.asarray(dist), net.res.indptr, net.res.indices,
-            jnp.asarray(rc, jnp.int32)[net.res_rev], jnp.ones(vc, bool), max_levels=1000, cfg=cfg, interpret=interpret)
+            jnp.asarray(rc, jnp.int32)[net.res_rev], jnp.ones(vc, bool), max_levels=10**6, cfg=cfg,
+            interpret=interpret)
         d = np.asarray(d)[:n]
         assert not bool(stalled) and int(count) == 0
         assert np.array_equal(np.where(np.isinf(want), 2**31 - 1, want).astype(np.int64), d.astype(np.int64))
-        h = np.where(d == 2**31 - 1, n, d).astype(np.int32)
+        h = np.full(vc, n, np.int32)
+        h[:n] = np.where(d == 2**31 - 1, n, d)
         h[s] = n
         term = np.zeros(vc, np.int32)
         term[[s, t]] = 1
@@ -101,18 +116,31 @@ def main():
         q = np.full(2 * vc, vc, np.int32)
         q[:active.size] = active
         out = push_flow.push_rounds(jnp.asarray(q), active.size, jnp.asarray(rc, jnp.int32),
-                                    jnp.asarray(excess, jnp.int32), jnp.asarray(np.pad(h, (0, vc - n))),
+                                    jnp.asarray(excess, jnp.int32), jnp.asarray(h),
                                     jnp.full(vc, -1, jnp.int32), net.res.indptr, net.res.indices, net.res_rev,
                                     jnp.asarray(fwd, jnp.int32), jnp.asarray(term), n=n, round_id=1, room=1e9,
-                                    max_rounds=64, cfg=push_cfg, interpret=interpret, solo=solo)
+                                    max_rounds=max_rounds, cfg=push_cfg, interpret=interpret, solo=solo)
         e, hh = np.asarray(out.excess), np.asarray(out.height)
         assert int(e.astype(np.int64).sum()) == 0 and not bool(out.stalled)
         queue = np.asarray(out.buf)[int(out.side) * vc:][:int(out.count)]
-        assert sorted(queue.tolist()) == np.flatnonzero((e > 0) & (hh < n) & (term == 0)).tolist()
+        assert np.unique(queue).size == queue.size and np.all((queue >= 0) & (queue < n)), "queue entries"
+        assert np.isin(np.flatnonzero((e > 0) & (hh < n) & (term == 0)), queue).all(), "an active vertex not queued"
         a, b = np.where(src < n, src, 0), np.where(dst < n, dst, 0)   # valid labels on the residual arcs
         real = (np.asarray(out.rc) > 0) & (src < n) & (dst < n) & (term[a] == 0) & (term[b] == 0)
         assert np.all(hh[a[real]] <= hh[b[real]] + 1)
-        return dict(levels=int(done), rounds=int(out.rounds), pushes=int(out.pushes))
+        return dict(levels=int(done), rounds=int(out.rounds), pushes=int(out.pushes), queued=int(out.count))
+
+    if args.case:     # one network of the benchmark's generators, the push kernel with --knobs
+        from experiments.bench_flow import build
+        cls, scale = args.case.split(":")
+        knobs = {k: int(v) for k, v in (x.split("=") for x in args.knobs.split(",") if x)}
+        stage(f"push_alone {args.case} {args.knobs}",
+              lambda: push_alone(*build(cls, int(scale))[:6], cfg._replace(**knobs), max_rounds=args.rounds))
+        return
+
+    def genrmf_rounds(push_cfg=cfg, solo=False):
+        """:func:`push_alone` on genrmf (4 x 4 x 4, 2 programs)."""
+        return push_alone(*genrmf(4, 4, seed=1), push_cfg, solo)
     stage("genrmf_kernels", genrmf_rounds)
     # the BFS launch is the one compiled above: under memcheck a second compilation of it segfaulted
     stage("genrmf_kernels_reread", lambda: genrmf_rounds(cfg._replace(relabel_from_push=False)))
@@ -181,7 +209,7 @@ def main():
         assert int(got.flow_value) == want
         certify.check_flow(net, s, t, got.flow, want)
         return want
-    if "--kernels-only" in sys.argv:
+    if args.kernels_only:
         print("all ok (kernels only)", jax.devices()[0], flush=True)
         return
     stage("max_flow", flow)
