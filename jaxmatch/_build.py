@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._csr import _batched_csr, _csr, _i32, _transpose_order
+from jaxmatch._csr import _argsort, _batched_csr, _csr, _i32, _transpose_order
 from jaxmatch._ops import device
 from jaxmatch._validate import (GraphInputError, _capacity, _count, _float_dtype, _ids, _in_range, _size,
                                 _values)
@@ -30,7 +30,7 @@ def _merge(keys: np.ndarray, rule: str, what: str):
     Keys already strictly increasing (edges from a canonical CSR) are taken as they are."""
     if keys.size < 2 or bool(np.all(keys[1:] > keys[:-1])):
         return keys, np.arange(keys.size)
-    order = np.argsort(keys)
+    order = _argsort(keys)
     sk = keys[order]
     new = np.ones(sk.size, bool)
     np.not_equal(sk[1:], sk[:-1], out=new[1:])
@@ -48,7 +48,7 @@ def _merge(keys: np.ndarray, rule: str, what: str):
 def _sorted_unique(keys: np.ndarray, rule: str, what: str) -> np.ndarray:
     """The distinct keys, sorted (a sort, not an argsort: nothing rides along); raises on a repeat
     when rule == 'error', naming the first position that holds a repeated key."""
-    sk = np.sort(keys)
+    sk = np.sort(keys, kind="stable")   # the stable kind: fast on keys nearly in order (batches)
     new = np.ones(sk.size, bool)
     np.not_equal(sk[1:], sk[:-1], out=new[1:])
     if rule == "error" and not new.all():
@@ -222,9 +222,9 @@ def _bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicate
     t = (g << (br + bc)) | (c << br) | r   # the same edges by (graph, col, row)
     wt = None
     if w is None:
-        t = np.sort(t)   # nothing rides along
+        t = np.sort(t, kind="stable")   # nothing rides along
     else:
-        o = np.argsort(t)
+        o = _argsort(t)
         t, wt = t[o], w[o]
     gt, ct, rt = t >> (br + bc), (t >> br) & ((1 << bc) - 1), t & ((1 << br) - 1)
     return dict(by_col=_batched_csr(gt, ct, rt, count, cc, rc, ec, wt, wdt),
@@ -268,7 +268,7 @@ def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
     g, lo, hi = keys >> 2 * b, (keys >> b) & ((1 << b) - 1), keys & ((1 << b) - 1)
     off = lo != hi
     eg, src, dst, ww = (np.concatenate([x, y[off]]) for x, y in ((g, g), (lo, hi), (hi, lo), (w, w)))
-    o = np.argsort((eg << 2 * b) | (src << b) | dst, kind="stable")
+    o = _argsort((eg << 2 * b) | (src << b) | dst)
     m, ne = np.bincount(g, minlength=count), np.bincount(eg, minlength=count)
     _count(int(ne.max()), "number of stored entries")
     vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
@@ -288,7 +288,7 @@ def _sort_keys(keys) -> np.ndarray:
     packed = np.zeros(keys[0][0].size, np.int64)
     for (k, _), b in zip(keys, bits):
         packed = (packed << b) | k.astype(np.int64)
-    return np.argsort(packed, kind="stable")
+    return _argsort(packed)
 
 
 def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
@@ -307,7 +307,7 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     _in_range(g, count, "graph_index", "the number of graphs")
     _local_ids(t, g, nv, "tail", "n")
     _local_ids(h, g, nv, "head", "n")
-    by_graph = np.argsort(g, kind="stable")   # each network's arcs in their input order
+    by_graph = _argsort(g)   # each network's arcs in their input order
     t, h, c, g = t[by_graph], h[by_graph], c[by_graph], g[by_graph]
     m = np.bincount(g, minlength=count)
     first = np.concatenate([[0], np.cumsum(m)])

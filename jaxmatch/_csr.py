@@ -85,11 +85,25 @@ class CSR:
 CSR.__module__ = "jaxmatch.graph"   # its public home: reprs and pickles name it there
 
 
+def _argsort(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for integer keys: where the keys are non-negative and
+    they and their positions fit 63 bits together, one ``np.sort`` of each key with its position in
+    its low bits (1.6x faster on keys in random order, as fast on keys nearly in order, where the
+    stable kind's runs pay off: experiments/RESULTS.md, session 33)."""
+    n = keys.size
+    if n < 2:
+        return np.arange(n)
+    ib = (n - 1).bit_length()
+    if int(keys.min()) < 0 or int(keys.max()).bit_length() + ib > 63:
+        return np.argsort(keys, kind="stable")
+    return np.sort((keys.astype(np.int64) << ib) | np.arange(n), kind="stable") & ((1 << ib) - 1)
+
+
 def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None) -> CSR:
     """CSR of entries src -> dst in ``order`` (default: sorted by (src, dst), stably;
     ``"sorted"``: already in that order)."""
     if order is None:  # one int64 key: one sort instead of a lexsort on two keys
-        order = np.argsort(src * np.int64(dst_cap) + dst, kind="stable")
+        order = _argsort(src * np.int64(dst_cap) + dst)
     presorted = isinstance(order, str) and order == "sorted"
     if not presorted:
         src, dst = src[order], dst[order]
@@ -123,7 +137,7 @@ def _transpose_order(r: np.ndarray, c: np.ndarray, nr: int, nc: int) -> np.ndarr
     order = a.tocsc().data.astype(np.int64)
     k = c[order] * max(nr, 1) + r[order]
     if order.size != r.size or not np.all(k[1:] > k[:-1]):
-        order = np.argsort(c, kind="stable")
+        order = _argsort(c)
     return order
 
 
