@@ -224,7 +224,8 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
                                    bfs_level.Config(fused=True), bfs_level.Config(push_block=32, push_width=4))]
     match_args = (i([0, 2, 2, 2]), 1, i([1, -1]), i([-1, 0]), i([2, 0]), i([0, 1]), i([0, 1, 3]), i([0, 0, 1]))
     matches = [(lambda *a, c=c: push_match.push_match_rounds(*a, inf=4, max_rounds=10, cfg=c), match_args)
-               for c in (bfs_level.Config(), bfs_level.Config(push_block=32))]   # chunks of fewer vertices than threads
+               for c in (bfs_level.Config(), bfs_level.Config(push_block=32),   # chunks of fewer vertices than threads
+                         bfs_level.Config(match_small=32))]
     for f, args in (*flows, *matches):
         jaxpr = str(jax.make_jaxpr(f)(*args))
         assert "jaxmatch_relaxed_atomic" in jaxpr
@@ -343,6 +344,8 @@ def test_bfs_kernel_default():
         bfs_level.choose(bfs_level.Config(push_small=8), cap, "gpu")
     with pytest.raises(GraphInputError, match="push_small must be 0 or a power of two"):
         bfs_level.choose(bfs_level.Config(push_small=24), cap, "cpu")
+    with pytest.raises(GraphInputError, match="match_small x match_width must be at least the 128 threads"):
+        bfs_level.choose(bfs_level.Config(match_small=16), cap, "gpu")
     with pytest.raises(GraphInputError, match="Config.push_warps must be a power of two"):
         bfs_level.choose(bfs_level.Config(push_warps=3), cap, "cpu")
 
@@ -630,10 +633,11 @@ def test_maximum_matching_with_push_kernel():
 @settings(max_examples=15, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 40),
        st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)), min_size=0, max_size=200),
-       st.sampled_from(["cheap", None]), st.sampled_from([2, 5]))
-def test_gpr_push_kernel_property(nr, nc, edges, init, rounds):
-    """Any bipartite graph within one capacity, either start, launches of 2 or 5 rounds: G-PR with its
-    pushes in the kernel (interpret mode) finds scipy's cardinality, certified."""
+       st.sampled_from(["cheap", None]), st.sampled_from([2, 5]), st.sampled_from([0, 2]))
+def test_gpr_push_kernel_property(nr, nc, edges, init, rounds, small):
+    """Any bipartite graph within one capacity, either start, launches of 2 or 5 rounds, with and
+    without chunks of 2 columns for short queues (Config.match_small): G-PR with its pushes in the
+    kernel (interpret mode) finds scipy's cardinality, certified."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
@@ -643,7 +647,7 @@ def test_gpr_push_kernel_property(nr, nc, edges, init, rounds):
     g = BipartiteGraph.from_edges(r, c, nr, nc, row_capacity=64, col_capacity=64, edge_capacity=256)
     A = csr_matrix((np.ones(r.size), (r, c)), shape=(nr, nc))
     want = int(np.sum(maximum_bipartite_matching(A, perm_type="column") >= 0))
-    cfg = bfs_level.Config(block=8, width=4, levels=3, push_block=8, match_width=2, rounds=rounds)
+    cfg = bfs_level.Config(block=8, width=4, levels=3, push_block=8, match_width=2, rounds=rounds, match_small=small)
     res = maximum_matching(g, method="pr", init=init, kernel=cfg)
     assert int(res.cardinality) == want and res.status_name == "converged"
     certify.check_maximum_matching(g, res.row_mate, res.col_mate)

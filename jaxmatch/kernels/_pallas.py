@@ -118,6 +118,8 @@ class Config(NamedTuple):
     push_width: int = 8    # max-flow push rounds: arcs per vertex per inner step (a power of two)
     push_small: int = 32   # max-flow push rounds: a queue of at most programs x push_small vertices is taken in
                            # chunks of push_small (more programs busy; RESULTS session 33); 0: always push_block
+    match_small: int = 0   # G-PR push rounds: the same with chunks of match_small columns; 0 (default): off
+                           # (not measured yet)
     push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal (G-PR: no column) has a longer row
     rounds: int = 1024     # push-relabel rounds per launch, at most
     relabel_from_push: bool = True  # max flow: the relabel phase takes the minimum found by the push phase
@@ -155,11 +157,13 @@ def choose(kernel, x, backend: str | None = None):
             v = getattr(kernel, name)
             if v < 1 or v & (v - 1):
                 raise GraphInputError(f"Config.{name} must be a power of two, got {v}")
-        if kernel.push_small & (kernel.push_small - 1) or kernel.push_small < 0:
-            raise GraphInputError(f"Config.push_small must be 0 or a power of two, got {kernel.push_small}")
-        if backend == "gpu" and 0 < kernel.push_small * kernel.push_width < threads:
-            raise GraphInputError(f"Config.push_small x push_width must be at least the {threads} threads of "
-                                  f"push_warps={kernel.push_warps}, got {kernel.push_small * kernel.push_width}")
+        for name, width in (("push_small", "push_width"), ("match_small", "match_width")):
+            small, w = getattr(kernel, name), getattr(kernel, width)
+            if small & (small - 1) or small < 0:
+                raise GraphInputError(f"Config.{name} must be 0 or a power of two, got {small}")
+            if backend == "gpu" and 0 < small * w < threads:
+                raise GraphInputError(f"Config.{name} x {width} must be at least the {threads} threads of "
+                                      f"push_warps={kernel.push_warps}, got {small * w}")
         tile = kernel.push_block * min(kernel.push_width, kernel.match_width)
         if backend == "gpu" and tile < threads:
             # a tile of fewer elements than threads is held by several threads each, and an atomic's
@@ -293,14 +297,21 @@ def _claim(ref, idx, stamp, mask, interpret):
     return mask & (_exchange(ref, idx, jnp.full(idx.shape, stamp, jnp.int32), mask, interpret) != stamp)
 
 
-def _chunks(count, block: int, program, grid: int, fn) -> None:
+def _chunks(count, block: int, program, grid: int, fn, small: int = 0) -> None:
     """Program ``program``'s share of a queue of ``count`` items: ``fn(positions)`` for chunks
     program, program + grid, ... of ``block`` positions each (the last one may run past ``count``:
-    ``fn`` masks). ``program`` is ``pl.program_id(0)`` read at the kernel's top level (the
-    interpreter does not take it inside loops)."""
-    lanes = jnp.arange(block, dtype=jnp.int32)
-    mine = jnp.maximum((count + block - 1) // block - program + grid - 1, 0) // grid
-    lax.fori_loop(0, mine, lambda t, c: (fn((program + t * grid) * block + lanes), c)[1], ())
+    ``fn`` masks), or of ``small`` positions while the queue holds at most ``grid * small`` (one
+    small chunk a program at most: more programs busy on a short queue; ``fn`` is traced for both
+    sizes). ``program`` is ``pl.program_id(0)`` read at the kernel's top level (the interpreter
+    does not take it inside loops)."""
+    def run(size):
+        lanes = jnp.arange(size, dtype=jnp.int32)
+        mine = jnp.maximum((count + size - 1) // size - program + grid - 1, 0) // grid
+        lax.fori_loop(0, mine, lambda t, c: (fn((program + t * grid) * size + lanes), c)[1], ())
+    if 0 < small < block:
+        lax.cond(count <= grid * small, lambda: run(small), lambda: run(block))
+    else:
+        run(block)
 
 
 def _append(state, counter: int, buf, base, new, ids, interpret) -> None:

@@ -240,12 +240,7 @@ def _kernel(meta_ref, room_ref, indptr, heads, rev, fwd, terminal, buf_in, rc_in
     program = pl.program_id(0)
     threads = 32 * cfg.push_warps
     cols = jnp.arange(cfg.push_width, dtype=jnp.int32)[None, :]
-
-    def chunks(count, fn):   # small chunks while every program has at most one (Config.push_small)
-        big = lambda: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
-        if not 0 < cfg.push_small < cfg.push_block:
-            return big()
-        lax.cond(count <= grid * cfg.push_small, lambda: _chunks(count, cfg.push_small, program, grid, fn), big)
+    chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn, cfg.push_small)  # noqa: E731
 
     def row(u, ok, act):
         """The row of ``u``: loaded where ``ok`` (beside the vertex's state, not after it), its

@@ -9,7 +9,10 @@ runs the global relabel (:func:`jaxmatch.kernels.bfs_level.alternating_bfs`)
 and the shrink between launches, as the paper's host loop does.
 
 One round over the queue ``Q`` (one half of a ping-pong buffer), every
-program taking chunks of :attr:`Config.push_block` queued columns, each a
+program taking chunks of :attr:`Config.push_block` queued columns (of
+:attr:`Config.match_small` while the queue holds at most that many per program, where
+set: off by default until measured; the per-column writes go through
+:func:`jaxmatch.kernels._pallas._per_row`, as in :mod:`jaxmatch.kernels.push_flow`), each a
 row of a tile that walks the column's rows :attr:`Config.match_width` at a
 time:
 
@@ -113,7 +116,7 @@ def _kernel(meta_ref, indptr, rows, buf_in, rm_in, cm_in, pr_in, pc_in, state_in
     program = pl.program_id(0)
     threads = 32 * cfg.push_warps
     cols = jnp.arange(cfg.match_width, dtype=jnp.int32)[None, :]
-    chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn)  # noqa: E731
+    chunks = lambda count, fn: _chunks(count, cfg.push_block, program, grid, fn, cfg.match_small)  # noqa: E731
 
     def column(pos, count, base_in):
         ok = pos < count
