@@ -122,6 +122,8 @@ def test_kernel_jit_and_vmap():
 
 
 def test_kernel_options():
+    """stable_marriage's kernel=: clear errors for the wrong method, a wrong type, knobs that are not
+    powers of two and (on the GPU) blocks of fewer slots than threads; True and False both solve."""
     men, women = [[0]], [[0]]
     with pytest.raises(GraphInputError, match="McVitie-Wilson only"):
         stable_marriage(men, women, method="gale_shapley", kernel=True)
@@ -132,6 +134,15 @@ def test_kernel_options():
         stable_mw.mw_steps(gs.rank_tables(M, W), M, W, M.start, M.start, W.start, M.start, cfg=Config(block=8))
     assert stable_marriage(men, women, kernel=False).wife.tolist() == [0]
     assert stable_marriage(men, women, kernel=True).wife.tolist() == [0]
+    with pytest.raises(GraphInputError, match="block must be a power of two"):
+        stable_marriage(men, women, kernel=Config(block=24))
+    with pytest.raises(GraphInputError, match="window must be a power of two"):
+        stable_marriage(men, women, kernel=Config(window=0))
+    # on the GPU a block holds at least one slot per thread (copies of a slot's loads could disagree)
+    with pytest.raises(GraphInputError, match="block must be at least the 128 threads of num_warps=4"):
+        stable_mw.check(Config(block=32), "gpu")
+    stable_mw.check(Config(block=32, num_warps=1), "gpu")
+    stable_mw.check(Config(block=8), "cpu")
 
 
 def test_sum_words_is_exact():

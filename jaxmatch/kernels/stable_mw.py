@@ -40,9 +40,9 @@ caller keeps launches short while the busy count falls fast and compacts
 the slots between them.
 
 >>> from jaxmatch.stable import Preferences, stable_marriage
->>> men = Preferences.from_padded([[0, 1], [0, 1]], 2, n_capacity=8)
->>> women = Preferences.from_padded([[1, 0], [0, 1]], 2, n_capacity=8)
->>> stable_marriage(men, women, kernel=Config(block=8)).wife.tolist()
+>>> men = Preferences.from_padded([[0, 1], [0, 1]], 2, n_capacity=128)
+>>> women = Preferences.from_padded([[1, 0], [0, 1]], 2, n_capacity=128)
+>>> stable_marriage(men, women, kernel=Config()).wife.tolist()[:2]
 [1, 0]
 """
 from __future__ import annotations
@@ -57,6 +57,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
+from jaxmatch.graph import GraphInputError
 from jaxmatch.kernels._pallas import _atomic_min, _barrier, _f32, _i32, _load, _store
 from jaxmatch.kernels._stable_wave import DEFAULT_BLOCK, _wave
 
@@ -69,6 +70,21 @@ class Config(NamedTuple):
     steps: int = 256      # proposal steps per slot per launch, at most
     num_warps: int = 4
     short_steps: int = 16  # the same while the busy count falls fast (see gale_shapley.solve)
+
+
+def check(cfg: Config, backend: str) -> None:
+    """Raise :class:`~jaxmatch.GraphInputError` on knobs the kernel cannot run: ``block`` and
+    ``window`` powers of two, and on the GPU a block of at least one slot per thread (32 x
+    ``num_warps``). A block of fewer slots than threads holds each slot in several threads; each
+    copy loads the woman's held rank on its own while other programs lower it, and an atomic's
+    result reaches one copy only (the lesson of the push kernels: ``jaxmatch.kernels._pallas._row_load``)."""
+    for name in ("block", "window", "num_warps"):
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
+            raise GraphInputError(f"stable_mw.Config.{name} must be a power of two, got {v!r}")
+    if backend == "gpu" and cfg.block < 32 * cfg.num_warps:
+        raise GraphInputError(f"stable_mw.Config.block must be at least the {32 * cfg.num_warps} threads of "
+                              f"num_warps={cfg.num_warps} on the GPU, got {cfg.block}")
 
 
 def usable(width: int, cfg: Config = Config()) -> bool:

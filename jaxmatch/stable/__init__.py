@@ -342,6 +342,8 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
         kernel = _stable_mw.Config()
     elif kernel is not False and not isinstance(kernel, _stable_mw.Config):
         raise GraphInputError(f"kernel must be None, a bool or a stable_mw.Config, got {kernel!r}")
+    if kernel:
+        _stable_mw.check(kernel, jax.default_backend())
     if kernel and method != "mcvitie_wilson":
         raise GraphInputError("the kernel runs McVitie-Wilson only; use method='mcvitie_wilson'")
     steps = 1 if method == "gale_shapley" or kernel else unroll
