@@ -13,7 +13,10 @@ of microseconds), not its work. One launch here runs up to
    level every program takes chunks of :attr:`Config.block` frontier
    vertices (chunk i, i + programs, ...) and walks their CSR rows
    :attr:`Config.width` arcs at a time, as many times as its longest row
-   needs;
+   needs (a chunk's vertices, 32 by default against 256 threads, are held by
+   several threads each; safe here, since what they load, the frontier and
+   the CSR, does not change during a level, and every atomic is on the
+   ``[block, width]`` tile: see :func:`jaxmatch.kernels._pallas._row_load`);
 2. an arc (y, x) that may label x (flow: its reverse (x, y) is residual;
    G-PR: any edge from a row to a column) proposes x for the level:
    ``old = atomic_min(dist[x], level)``, and the lane that finds ``old``
