@@ -209,11 +209,12 @@ def _abstract_gpu():
 @pytest.mark.parametrize("x64", [False, True])
 def test_bfs_level_lowers_to_triton(x64):
     """The kernel lowers for the GPU (Triton) from a CPU-only install: the lowering rules accept every op,
-    also under x64 (int64 residual capacities; the kernel's own sums stay int32)."""
+    also under x64 (int64 residual capacities; the kernel's own sums stay int32), there with the row
+    bounds queued (Config.bounds)."""
     with jax.enable_x64(x64), _abstract_gpu():
         net, rc = _residual_case(np.random.default_rng(0), 16, 40)
         vc = net.vertex_cap
-        f = jax.jit(lambda *a: bfs_level.bfs_level(*a, cfg=bfs_level.Config()))
+        f = jax.jit(lambda *a: bfs_level.bfs_level(*a, cfg=bfs_level.Config(bounds=x64)))   # both BFS forms
         args = (jax.numpy.zeros(vc, jax.numpy.int32), np.int32(1), np.int32(1), jax.numpy.zeros(vc, jax.numpy.int32),
                 net.res.indptr, net.res.indices, net.res_rev, rc.astype(net.cap.dtype), jax.numpy.ones(vc, bool))
         text = f.trace(*args).lower(lowering_platforms=("cuda",)).as_text()
@@ -248,8 +249,9 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
 
 def test_max_flow_with_bfs_kernel():
     """max_flow with its global relabels' BFS in the kernel (interpret mode; one and three levels per
-    loop iteration; the push steps in XLA): the same flow, bit for bit, and the same step counts, with
-    one and with several terminals; the certificates hold."""
+    loop iteration, the latter with the row bounds queued, Config.bounds; the push steps in XLA): the
+    same flow, bit for bit, and the same step counts, with one and with several terminals; the
+    certificates hold."""
     from experiments.generators import genrmf
     from jaxmatch import certify
     from jaxmatch.flow import FlowNetwork, max_flow
@@ -262,7 +264,8 @@ def test_max_flow_with_bfs_kernel():
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
         net = FlowNetwork.from_edges(tail, head, cap, n)
         a = max_flow(net, s, t, kernel=False)
-        b = max_flow(net, s, t, kernel=bfs_level.Config(block=4, width=2, programs=2, levels=1 + 2 * i, push=False))
+        b = max_flow(net, s, t, kernel=bfs_level.Config(block=4, width=2, programs=2, levels=1 + 2 * i, push=False,
+                                                        bounds=i == 1))
         np.testing.assert_array_equal(np.asarray(a.flow), np.asarray(b.flow))
         assert {k: int(v) for k, v in a.stats.items()} == {k: int(v) for k, v in b.stats.items()}
         certify.check_flow(net, s, t, b.flow, int(b.flow_value))
@@ -398,10 +401,12 @@ def _random_matching(rng, r, c, n_rows, n_cols):
     return row_mate, col_mate
 
 
-@pytest.mark.parametrize("cfg", [bfs_level.Config(block=4, width=2, levels=3), bfs_level.Config(block=8, width=4)])
+@pytest.mark.parametrize("cfg", [bfs_level.Config(block=4, width=2, levels=3, bounds=True),
+                                 bfs_level.Config(block=8, width=4)])
 def test_alternating_bfs_equals_global_relabel(cfg):
     """Random bipartite graphs and matchings (some stale column mates): the kernel's labels and level
-    count equal the level-synchronous global relabel's, across launches of a few levels each."""
+    count equal the level-synchronous global relabel's, across launches of a few levels each (there
+    with the row bounds queued, Config.bounds)."""
     from jaxmatch import BipartiteGraph
     from jaxmatch.bipartite import push_relabel as pr
     rng = np.random.default_rng(cfg.block)

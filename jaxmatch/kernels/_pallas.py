@@ -109,6 +109,8 @@ class Config(NamedTuple):
     programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
     num_warps: int = 8     # warps per program of the BFS kernel (8 x 32 threads)
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
+    bounds: bool = False   # BFS: a claimer queues its vertex's row bounds too, and the next level reads them
+                           # there, one dependent load less a level (bfs_level's docstring; not measured yet)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # run the push rounds in a kernel too (max flow: push_flow; G-PR: push_match)
     push_block: int = 128  # push rounds: queued vertices per chunk (a power of two; x the tile width >= the threads)
@@ -314,9 +316,10 @@ def _chunks(count, block: int, program, grid: int, fn, small: int = 0) -> None:
         run(block)
 
 
-def _append(state, counter: int, buf, base, new, ids, interpret) -> None:
+def _append(state, counter: int, buf, base, new, ids, interpret, extra=()) -> None:
     """The ``new`` lanes' ``ids`` (a 1-D or 2-D tile, lanes in order) into a queue at ``buf[base:]``:
-    one atomic add on ``state[counter]`` reserves their places for the whole tile."""
+    one atomic add on ``state[counter]`` reserves their places for the whole tile. ``extra``:
+    ``(ref, values)`` pairs stored at the same places of ``ref``."""
     ones = new.astype(jnp.int32)   # int32 sums throughout (jnp.sum widens under x64)
     if ones.ndim == 2:
         per_row = jnp.sum(ones, axis=1, dtype=jnp.int32)
@@ -328,7 +331,8 @@ def _append(state, counter: int, buf, base, new, ids, interpret) -> None:
     @pl.when(n_new > 0)
     def _():
         first = _atomic_add(state, counter, n_new, interpret)
-        _flat(_store, buf, base + first + pos - 1, ids, new, interpret)
+        for ref, vals in ((buf, ids), *extra):
+            _flat(_store, ref, base + first + pos - 1, vals, new, interpret)
 
 
 def _per_row(f, ref, idx, val, mask, threads: int, interpret):

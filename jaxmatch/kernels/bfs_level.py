@@ -62,6 +62,15 @@ the reason given in :func:`jaxmatch.kernels._pallas._atomic_min`. In
 interpret mode (the CPU tests) the grid is one program and the barrier a
 no-op.
 
+**Queued row bounds** (``Config.bounds``, off by default: not measured yet). A level is a
+chain of dependent memory trips (frontier id, its row bounds, the arcs, the claim, the
+append); neither kind of level uses the frontier vertex itself, only its row. With ``bounds``
+the claimer loads the new vertex's row bounds beside its claim (for G-PR, those of the
+column's mate row) and stores them in two arrays at the vertex's place in the next frontier;
+every level but a launch's first reads them there, one dependent trip less. The ids are
+still queued (the callers and a launch's first level read them), so the labels, frontiers
+and counts are those of the plain levels.
+
 ``_reference`` is one level in pure JAX (the next frontier in vertex
 order); :func:`bfs_level` is one level of the kernel. Cost: O(frontier +
 its arcs) per level and a barrier, one launch per ``Config.levels`` levels.
@@ -99,11 +108,14 @@ _CNT, _FOUND, _ARRIVED, _COUNT, _SIDE, _TOTAL, _DONE, _STALLED, _LAST = 0, 3, 6,
 _STATE = 13
 
 
-def _expand(state, buf, *, vc, side, count, slot, program, grid, cfg, arcs, visit, interpret):
+def _expand(state, buf, bounds, *, vc, side, count, first, slot, program, grid, cfg, arcs, visit, interpret):
     """Program ``program``'s share of one level: chunks program, program + grid, ... of the frontier
     ``buf[side * vc:][:count]``, their CSR rows ``arcs = (indptr, heads)`` walked ``cfg.width`` arcs
-    at a time. ``visit(y, x, k, valid) -> (new, push, found)`` claims heads; the ``push`` ids of the
-    ``new`` lanes enter the other half, counted in ``state``'s slot ``slot``, with ``found`` added up."""
+    at a time. ``visit(x, k, valid) -> (new, push, found, (ids, may))`` claims heads; the ``push``
+    ids of the ``new`` lanes enter the other half, counted in ``state``'s slot ``slot``, with
+    ``found`` added up. With ``bounds`` (``Config.bounds``: two arrays shaped as ``buf``) the row
+    bounds of ``ids`` (``may``: a superset of ``new``, known before the claim) are loaded beside
+    the claim and queued with the ids, and every level but a launch's ``first`` reads them there."""
     indptr, heads = arcs
     block, width = cfg.block, cfg.width
     cols = jnp.arange(width, dtype=jnp.int32)[None, :]
@@ -111,17 +123,28 @@ def _expand(state, buf, *, vc, side, count, slot, program, grid, cfg, arcs, visi
 
     def chunk(rows):
         ok = rows < count
-        y = _load(buf, base_in + rows, ok, 0, volatile=True)   # written by other programs: bypass L1
-        start = _load(indptr, y, ok, 0)
-        deg = jnp.where(ok, _load(indptr, y + 1, ok, 0) - start, 0)
+
+        def from_ids():
+            y = _load(buf, base_in + rows, ok, 0, volatile=True)   # written by other programs: bypass L1
+            start = _load(indptr, y, ok, 0)
+            return start, jnp.where(ok, _load(indptr, y + 1, ok, 0) - start, 0)
+
+        def from_queue():
+            return (_load(bounds[0], base_in + rows, ok, 0, volatile=True),
+                    jnp.where(ok, _load(bounds[1], base_in + rows, ok, 0, volatile=True), 0))
+        start, deg = lax.cond(first, from_ids, from_queue) if bounds else from_ids()
 
         def step(j, carry):
             q = j * width + cols
             valid = q < deg[:, None]
             k = start[:, None] + q
             x = _load(heads, k, valid, 0).astype(jnp.int32)
-            new, push, found = visit(y[:, None], x, k, valid)
-            _append(state, _CNT + slot, buf, base_out, new, push, interpret)
+            new, push, found, (ids, may) = visit(x, k, valid)
+            extra = ()
+            if bounds:   # issued after the claim, not waiting for it
+                lo = _load(indptr, ids, may, 0)
+                extra = ((bounds[0], lo), (bounds[1], _load(indptr, ids + 1, may, 0) - lo))
+            _append(state, _CNT + slot, buf, base_out, new, push, interpret, extra)
 
             n_found = jnp.sum(found, dtype=jnp.int32)
 
@@ -144,7 +167,7 @@ def _residual_level(reads, dists, level, interpret):
     frontier; counted x are found."""
     (indptr, heads, back, counted), (dist,) = reads, dists
 
-    def visit(y, x, k, valid):
+    def visit(x, k, valid):
         # a level is a chain of dependent memory trips, so: the reverse capacity is read in one trip
         # (``back``, not ``rc[rev[k]]``), and x's label is not loaded before the claim, which hands it
         # back (a blocked x keeps -1, the minimum): 10% less time on genrmf, RLG and road flows (H100,
@@ -153,7 +176,7 @@ def _residual_level(reads, dists, level, interpret):
         wanted = _load(counted, x, cand, 0)
         old = _flat(_claim_min, dist, x, jnp.full(x.shape, level, jnp.int32), cand, interpret)
         new = cand & (old == INT_MAX)
-        return new, x, jnp.where(new, wanted, 0)
+        return new, x, jnp.where(new, wanted, 0), (x, cand)
     return (indptr, heads), visit
 
 
@@ -163,7 +186,7 @@ def _alternating_level(reads, dists, level, interpret):
     (each matched row is the mate of one column, so one writer); new columns are found."""
     (indptr, heads, mate), (psi_r, psi_c) = reads, dists
 
-    def visit(y, x, k, valid):
+    def visit(x, k, valid):
         cand = valid & (_i32(_load(psi_c, x, valid, 0.0, volatile=True)) == INT_MAX)
         mated = _load(mate, x, cand, -1)    # beside the claim, not after it
         old = _flat(_claim_min, psi_c, x, jnp.full(x.shape, level + 1, jnp.int32), cand, interpret)
@@ -171,7 +194,7 @@ def _alternating_level(reads, dists, level, interpret):
         r = jnp.where(col_new, mated, -1)
         new = col_new & (r >= 0)
         _flat(_store, psi_r, r, jnp.full(x.shape, level + 2, jnp.int32), new, interpret)
-        return new, r, col_new.astype(jnp.int32)
+        return new, r, col_new.astype(jnp.int32), (mated, cand & (mated >= 0))
     return (indptr, heads), visit
 
 
@@ -180,7 +203,9 @@ def _kernel(meta_ref, *refs, kind, n_reads: int, n_dists: int, cfg: Config, grid
     ``max_levels`` levels ran; a grid barrier (arrivals counted in one word) between levels.
     ``refs``: the read-only inputs, then (buf, *dists, state) in and out (aliased)."""
     reads = refs[:n_reads]
-    buf, *dists, state = refs[n_reads + n_dists + 2:]
+    n_bounds = 2 if cfg.bounds else 0
+    buf, *dists, state = refs[n_reads + n_dists + 2 + n_bounds:][:n_dists + 2]
+    bounds = refs[-n_bounds:] if n_bounds else ()
     level0, count0, max_levels, want, side0, step = (meta_ref[i] for i in range(6))
     program = pl.program_id(0)
 
@@ -198,8 +223,8 @@ def _kernel(meta_ref, *refs, kind, n_reads: int, n_dists: int, cfg: Config, grid
             _put(state, _FOUND + ahead, 0, interpret)
 
         arcs, visit = kind(reads, dists, level0 + step * done, interpret)
-        _expand(state, buf, vc=vc, side=side, count=count, slot=slot, program=program, grid=grid, cfg=cfg,
-                arcs=arcs, visit=visit, interpret=interpret)
+        _expand(state, buf, bounds, vc=vc, side=side, count=count, first=done == 0, slot=slot, program=program,
+                grid=grid, cfg=cfg, arcs=arcs, visit=visit, interpret=interpret)
         # grid barrier: every program's writes of this level before anyone reads its counts
         ok = _grid_sync(state, _ARRIVED, (done + 1) * grid, cfg.spin, interpret)
         nxt = _read(state, _CNT + slot, interpret)
@@ -226,11 +251,12 @@ def _launch(kind, reads, buf, dists, *, count, level, step, side, want, max_leve
     grid = _resident(cfg, vc, cfg.block, interpret)
     max_levels = cfg.levels if max_levels is None else max_levels
     meta = jnp.stack([jnp.asarray(x, jnp.int32) for x in (level, count, max_levels, want, side, step)])
-    alias = [buf, *dists, jnp.zeros(_STATE, jnp.int32)]
+    scratch = [jnp.zeros_like(buf), jnp.zeros_like(buf)] if cfg.bounds else []   # the queued row bounds
+    alias = [buf, *dists, jnp.zeros(_STATE, jnp.int32), *scratch]
     out = _persistent_call(partial(_kernel, kind=kind, n_reads=len(reads), n_dists=len(dists), cfg=cfg, grid=grid,
                                    vc=vc, interpret=interpret),
                            [meta, *reads], alias, grid=grid, cfg=cfg, interpret=interpret)
-    return out[0], out[1:-1], out[-1]
+    return out[0], out[1:1 + len(dists)], out[1 + len(dists)]
 
 
 @partial(jax.jit, static_argnames=("cfg", "interpret"))   # eager calls reuse the compiled launch
