@@ -80,9 +80,10 @@ lock-free argument, made simpler by the barrier between the two phases):
 What the GPU taught (H100 and H200, JAX 0.11.2). A round's push phase is bound by the memory
 operations of each busy program: a chunk of 128 vertices x 8 arcs is 8 elements a thread at 4
 warps, and on genrmf (about 1,800 queued vertices a round) only 14 of the 132 programs had a
-chunk. Chunks of ``push_small`` = 32 (2 elements a thread) spread such a queue over 55 programs:
-the push phase 18.2 -> 11.4 us, genrmf21 3.43 -> 2.93 s on an H200; a queue of 11,000 (rlg) has
-enough chunks of 128 for every program, and there chunks of 32 cost more (RESULTS session 33).
+chunk. Chunks of ``push_small`` = 32 (2 elements a thread) spread such a queue over some 56
+programs: the push phase 18.5 -> 11.6 us, genrmf21 3.46 -> 2.97 s on an H200 (same rounds); a
+queue of 11,000 (rlg) has enough chunks of 128 for every program, and there chunks of 32 always
+cost more (0.63 -> 0.93 s), hence chunks of 32 only while the queue is short (RESULTS session 33).
 A chunk of fewer vertices than the program has threads holds each vertex's vector elements in
 several threads, and Triton assumes such copies equal: each copy does its own load, so a
 volatile load of a changing value (a vertex's excess during the push phase) can hand the
