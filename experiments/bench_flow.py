@@ -54,7 +54,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments import generators as gen  # noqa: E402
-from experiments.common import FAST_FLAGS, Forked, timed  # noqa: E402
+from experiments.common import FAST_FLAGS, Forked, knobs, timed  # noqa: E402
 
 
 # class: scales (log2 of the vertex count), cheapest first so that the budget cuts the most expensive
@@ -327,8 +327,7 @@ def main():
                 vkw = dict(kw, kernel=False) if tag == "xla" else kw
                 if tag.startswith("kernel:"):   # "+kernel:levels=4,width=16": the kernel with those knobs
                     from jaxmatch.kernels.bfs_level import Config as BFSConfig
-                    knobs = dict(kv.split("=") for kv in tag[7:].split(","))
-                    vkw = dict(kw, kernel=BFSConfig(**{key: int(val) for key, val in knobs.items()}))
+                    vkw = dict(kw, kernel=BFSConfig(**knobs(tag[7:])))
                 t1 = time.perf_counter()
                 net = FlowNetwork.from_edges(t, h, c, n, layout=layout, **caps)
                 layout_s = time.perf_counter() - t1

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments.bench_flow import build  # noqa: E402
+from experiments.common import knobs  # noqa: E402
 
 
 def main():
@@ -45,7 +46,7 @@ def main():
     from jaxmatch.kernels import bfs_level
 
     interpret = jax.default_backend() != "gpu"
-    base = bfs_level.Config(**{k: int(v) for k, v in (x.split("=") for x in args.knobs.split(",") if x)})
+    base = bfs_level.Config(**knobs(args.knobs))
     knob = lambda **kw: base._replace(**kw)   # noqa: E731  (the kernel runs' Config: --knobs, then the case's)
     rng = np.random.default_rng(0)
     rows = []
@@ -132,7 +133,7 @@ def main():
     # the push kernel under contention: random graphs, many columns to few rows and the reverse, short
     # launches (rounds=3), against scipy's cardinality and the Koenig certificate
     from jaxmatch import BipartiteGraph
-    knobs = (knob(), knob(rounds=3), knob(programs=4, levels=2))
+    configs = (knob(), knob(rounds=3), knob(programs=4, levels=2))
     for trial in range(6 if args.small else 60):
         nr, nc = (int(x) for x in rng.integers(1, 3000 if not args.small else 200, 2))
         if trial % 3 == 1:
@@ -144,7 +145,7 @@ def main():
         A = sp.csr_array((np.ones(m), (r_, c_)), shape=(nr, nc))
         want = int(np.sum(maximum_bipartite_matching(A, perm_type="column") >= 0))
         ok = True
-        for kernel in knobs:
+        for kernel in configs:
             for init in ("cheap", None):
                 a = maximum_matching(g, method="pr", init=init, kernel=kernel)
                 certify.check_maximum_matching(g, a.row_mate, a.col_mate)

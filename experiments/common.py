@@ -20,6 +20,12 @@ FAST_FLAGS = ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUDNN,CUSTOM_CALL,W
               "--xla_gpu_graph_min_graph_size=1")
 
 
+def knobs(text: str) -> dict:
+    """``"levels=4,width=16"`` -> ``{"levels": 4, "width": 16}``: the int knobs of a kernel
+    ``Config`` given on a command line ('' none)."""
+    return {k: int(v) for k, v in (x.split("=") for x in text.split(",") if x)}
+
+
 def timed(fn, repeats):
     """(median seconds, every run's seconds, the last answer) of ``repeats`` (at least one) calls of fn()."""
     times, out = [], None

@@ -132,10 +132,11 @@ def main():
 
     if args.case:     # one network of the benchmark's generators, the push kernel with --knobs
         from experiments.bench_flow import build
+        from experiments.common import knobs
         cls, scale = args.case.split(":")
-        knobs = {k: int(v) for k, v in (x.split("=") for x in args.knobs.split(",") if x)}
         stage(f"push_alone {args.case} {args.knobs}",
-              lambda: push_alone(*build(cls, int(scale))[:6], cfg._replace(**knobs), max_rounds=args.rounds))
+              lambda: push_alone(*build(cls, int(scale))[:6], cfg._replace(**knobs(args.knobs)),
+                                 max_rounds=args.rounds))
         return
 
     def genrmf_rounds(push_cfg=cfg, solo=False):

@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from experiments.bench_flow import build, parse_sizes  # noqa: E402
+from experiments.common import knobs as parse_knobs  # noqa: E402
 
 MAX_BARRIERS = 2 * 1024 + 4     # a push launch: 2 x Config.rounds; a BFS launch: Config.levels
 TOTALS: dict = {}
@@ -186,7 +187,7 @@ def main(argv=None):
             src = jnp.asarray(sources, jnp.int32)
             snk = jnp.asarray(sinks, jnp.int32)
             for knobs in a.configs:
-                cfg = bfs_level.Config(**{k: int(v) for k, v in (x.split("=") for x in knobs.split(",") if x)})
+                cfg = bfs_level.Config(**parse_knobs(knobs))
                 run = lambda: jax.block_until_ready(max_flow(net, src, snk, kernel=cfg))  # noqa: E731
                 run()
                 times = []
