@@ -132,6 +132,15 @@ class Config(NamedTuple):
                            # has one grid barrier instead of two (needs relabel_from_push; push_flow's docstring)
 
 
+def powers_of_two(cfg, names, label: str) -> None:
+    """Raise :class:`~jaxmatch.GraphInputError` unless every knob ``names`` of ``cfg`` is an int
+    power of two (the kernels' block and tile sizes and warps), naming ``label.name``."""
+    for name in names:
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
+            raise GraphInputError(f"{label}.{name} must be a power of two, got {v!r}")
+
+
 def choose(kernel, x, backend: str | None = None):
     """The ``kernel=`` option of a solver as a :class:`Config` or None: None means on the GPU
     (``backend``: JAX's default backend unless given) and outside ``vmap`` (``x``: an array of the
@@ -155,10 +164,8 @@ def choose(kernel, x, backend: str | None = None):
             raise GraphInputError("Config.fused needs relabel_from_push=True (the relabel takes the push "
                                   "phase's minimum)")
         threads = 32 * kernel.push_warps
-        for name in ("block", "width", "push_block", "push_width", "match_width", "num_warps", "push_warps"):
-            v = getattr(kernel, name)
-            if v < 1 or v & (v - 1):
-                raise GraphInputError(f"Config.{name} must be a power of two, got {v}")
+        powers_of_two(kernel, ("block", "width", "push_block", "push_width", "match_width", "num_warps",
+                               "push_warps"), "Config")
         for name, width in (("push_small", "push_width"), ("match_small", "match_width")):
             small, w = getattr(kernel, name), getattr(kernel, width)
             if small & (small - 1) or small < 0:
@@ -364,14 +371,8 @@ def _row_load(ref, idx, mask, other, threads: int, volatile=False):
     excess during a push phase) can hand the copies different values: the copies then disagree on
     whether the vertex is active, and the threads of one program on how many steps a loop runs
     (lost and repeated queue entries, stalled barriers and illegal addresses on the H200 at 2^20
-    arcs; RESULTS session 33)."""
-    width = max(1, threads // idx.shape[0])
-    if width == 1:
-        return _load(ref, idx, mask, other, volatile)
-    col0 = (jnp.arange(width) == 0)[None, :]
-    wide = lambda x: jnp.broadcast_to(x[:, None], (idx.shape[0], width))  # noqa: E731
-    x = _load(ref, wide(idx), wide(mask) & col0, other, volatile)
-    return jnp.max(jnp.where(col0, x, jnp.iinfo(x.dtype).min), axis=1)
+    arcs; RESULTS session 33). :func:`_per_row` with the load as its operation."""
+    return _per_row(lambda r, i, _, m, __: _load(r, i, m, other, volatile), ref, idx, 0, mask, threads, False)
 
 
 def _put(ref, i, value, interpret):

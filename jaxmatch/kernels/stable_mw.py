@@ -58,7 +58,7 @@ from jax.experimental.pallas import triton as plgpu
 
 from jaxmatch._ops import INT_MAX
 from jaxmatch.graph import GraphInputError
-from jaxmatch.kernels._pallas import _atomic_min, _barrier, _f32, _i32, _load, _store
+from jaxmatch.kernels._pallas import _atomic_min, _barrier, _f32, _i32, _load, _store, powers_of_two
 from jaxmatch.kernels._stable_wave import DEFAULT_BLOCK, _wave
 
 
@@ -78,10 +78,7 @@ def check(cfg: Config, backend: str) -> None:
     ``num_warps``). A block of fewer slots than threads holds each slot in several threads; each
     copy loads the woman's held rank on its own while other programs lower it, and an atomic's
     result reaches one copy only (the lesson of the push kernels: ``jaxmatch.kernels._pallas._row_load``)."""
-    for name in ("block", "window", "num_warps"):
-        v = getattr(cfg, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
-            raise GraphInputError(f"stable_mw.Config.{name} must be a power of two, got {v!r}")
+    powers_of_two(cfg, ("block", "window", "num_warps"), "stable_mw.Config")
     if backend == "gpu" and cfg.block < 32 * cfg.num_warps:
         raise GraphInputError(f"stable_mw.Config.block must be at least the {32 * cfg.num_warps} threads of "
                               f"num_warps={cfg.num_warps} on the GPU, got {cfg.block}")
