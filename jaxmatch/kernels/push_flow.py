@@ -83,7 +83,7 @@ warps, and on genrmf (about 1,800 queued vertices a round) only 14 of the 132 pr
 chunk. Chunks of ``push_small`` = 32 (2 elements a thread) spread such a queue over some 56
 programs: the push phase 18.5 -> 11.6 us, genrmf21 3.46 -> 2.97 s on an H200 (same rounds); a
 queue of 11,000 (rlg) has enough chunks of 128 for every program, and there chunks of 32 always
-cost more (0.63 -> 0.93 s), hence chunks of 32 only while the queue is short (RESULTS session 33).
+(of 32 x 4 arcs, in that run) cost more (rlg21 0.63 -> 0.93 s), hence chunks of 32 only while the queue is short (RESULTS session 33).
 A chunk of fewer vertices than the program has threads holds each vertex's vector elements in
 several threads, and Triton assumes such copies equal: each copy does its own load, so a
 volatile load of a changing value (a vertex's excess during the push phase) can hand the
