@@ -84,15 +84,15 @@ def main():
         tail, head, cap, s, t, n, _ = build(name, scale)
         net = FlowNetwork.from_edges(tail, head, cap, n)
         res = {}
-        for key, kernel in (("push", knob()), ("push_reread", knob(relabel_from_push=False)),
-                            ("push_fused", knob(fused=True)), ("bfs", knob(push=False)),
+        for key, kernel in (("push", knob()), ("push_reread", knob(relabel_from_push=False, fused=False)),
+                            ("push_phases", knob(fused=False)), ("bfs", knob(push=False)),
                             ("xla", False)):
             jax.block_until_ready(max_flow(net, s, t, kernel=kernel))     # compile
             t0 = time.perf_counter()
             r = jax.block_until_ready(max_flow(net, s, t, kernel=kernel))
             res[key] = (r, time.perf_counter() - t0)
         keys = ("iterations", "global_relabels", "bfs_levels")
-        for key in ("push", "push_reread", "push_fused", "bfs"):
+        for key in ("push", "push_reread", "push_phases", "bfs"):
             (a, ta), (b, tb) = res[key], res["xla"]
             certify.check_flow(net, s, t, a.flow, a.flow_value)
             certify.check_min_cut(net, s, t, np.asarray(a.source_side), a.flow_value)

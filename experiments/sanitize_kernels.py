@@ -144,9 +144,9 @@ def main():
         return push_alone(*genrmf(4, 4, seed=1), push_cfg, solo)
     stage("genrmf_kernels", genrmf_rounds)
     # the BFS launch is the one compiled above: under memcheck a second compilation of it segfaulted
-    stage("genrmf_kernels_reread", lambda: genrmf_rounds(cfg._replace(relabel_from_push=False)))
+    stage("genrmf_kernels_reread", lambda: genrmf_rounds(cfg._replace(relabel_from_push=False, fused=False)))
     stage("genrmf_kernels_solo", lambda: genrmf_rounds(cfg._replace(solo=64), solo=True))
-    stage("genrmf_kernels_fused", lambda: genrmf_rounds(cfg._replace(fused=True)))
+    stage("genrmf_kernels_phases", lambda: genrmf_rounds(cfg._replace(fused=False)))
 
     grid = from_scipy(road_grid(8, 8, p_delete=0.0))          # the 8 x 8 grid graph, rows x columns
 

@@ -232,8 +232,8 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
     flow_args = (i([1, 3, 3, 3, 3, 3]), 1, i([0, 5, 5, 0]), i([-5, 5, 0]), i([3, 1, 0]), i([-1, -1, -1]),
                  i([0, 1, 3, 4]), i([1, 0, 2, 1]), i([1, 0, 3, 2]), i([1, 0, 1, 0]), i([1, 0, 1]))
     flows = [(lambda *a, c=c: push_flow.push_rounds(*a, n=3, round_id=1, room=100.0, max_rounds=10, cfg=c),
-              flow_args) for c in (bfs_level.Config(), bfs_level.Config(relabel_from_push=False),
-                                   bfs_level.Config(fused=True), bfs_level.Config(push_block=32, push_width=4))]
+              flow_args) for c in (bfs_level.Config(), bfs_level.Config(relabel_from_push=False, fused=False),
+                                   bfs_level.Config(fused=False, bounds=False), bfs_level.Config(push_block=32, push_width=4))]
     match_args = (i([0, 2, 2, 2]), 1, i([1, -1]), i([-1, 0]), i([2, 0]), i([0, 1]), i([0, 1, 3]), i([0, 0, 1]))
     matches = [(lambda *a, c=c: push_match.push_match_rounds(*a, inf=4, max_rounds=10, cfg=c), match_args)
                for c in (bfs_level.Config(), bfs_level.Config(push_block=32),   # chunks of fewer vertices than threads
@@ -302,8 +302,8 @@ def test_max_flow_with_push_kernel():
     cases.append((path, path + 1, np.full(49, 3), 50, [0], [49]))
     knobs = [bfs_level.Config(programs=2, push_block=8, push_width=4, rounds=3, solo=8, push_small=2),
              bfs_level.Config(programs=2, push_block=4, push_width=2, levels=2, push_max_degree=12),
-             bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=False),
-             bfs_level.Config(programs=2, push_block=4, push_width=2, rounds=3, fused=True)]
+             bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=False, fused=False),
+             bfs_level.Config(programs=2, push_block=4, push_width=2, rounds=3, fused=False)]
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
         net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
         super_t = np.concatenate([tail, np.full(len(s), n), t]).astype(np.int32)

@@ -109,8 +109,8 @@ class Config(NamedTuple):
     programs: int = 1024   # programs of the grid, at most (and at most one per SM: see _resident)
     num_warps: int = 8     # warps per program of the BFS kernel (8 x 32 threads)
     levels: int = 256      # BFS levels per launch, at most (the caller's loop launches again)
-    bounds: bool = False   # BFS: a claimer queues its vertex's row bounds too, and the next level reads them
-                           # there, one dependent load less a level (bfs_level's docstring; not measured yet)
+    bounds: bool = True    # BFS: a claimer queues its vertex's row bounds too, and the next level reads them
+                           # there, one dependent load less a level (bfs_level's docstring; RESULTS session 34)
     spin: int = 1 << 26    # polls of the grid barrier before a program gives up (``stalled``)
     push: bool = True      # run the push rounds in a kernel too (max flow: push_flow; G-PR: push_match)
     push_block: int = 128  # push rounds: queued vertices per chunk (a power of two; x the tile width >= the threads)
@@ -128,8 +128,9 @@ class Config(NamedTuple):
     match_width: int = 4   # G-PR push rounds: arcs per column per inner step (a power of two)
     solo: int = 0          # max flow: a queue of at most this many vertices runs in a one-program launch
                            # (thread barriers, no grid barrier) until it grows past it; 0: off
-    fused: bool = False    # max flow: each vertex relabels right after its pushes, by at most 2, and a round
-                           # has one grid barrier instead of two (needs relabel_from_push; push_flow's docstring)
+    fused: bool = True     # max flow: each vertex relabels right after its pushes, by at most 2, and a round
+                           # has one grid barrier instead of two (needs relabel_from_push; push_flow's docstring;
+                           # RESULTS session 34); False: a push phase and a relabel phase a round
 
 
 def powers_of_two(cfg, names, label: str) -> None:
@@ -162,7 +163,7 @@ def choose(kernel, x, backend: str | None = None):
             raise GraphInputError(f"Config.solo must be an int >= 0, got {kernel.solo!r}")
         if kernel.fused and not kernel.relabel_from_push:
             raise GraphInputError("Config.fused needs relabel_from_push=True (the relabel takes the push "
-                                  "phase's minimum)")
+                                  "phase's minimum): pass fused=False with relabel_from_push=False")
         threads = 32 * kernel.push_warps
         powers_of_two(kernel, ("block", "width", "push_block", "push_width", "match_width", "num_warps",
                                "push_warps"), "Config")

@@ -98,7 +98,8 @@ elections after the barrier with plain loads passed the interpreter's tests and 
 2^14-2^20 vertices, but lost or duplicated queue entries at 2^21 (flow not conserved), most
 likely for the same reason.
 
-**One phase a round** (``Config.fused``, off by default: no faster on the H100, RESULTS session 28). Each ``u``
+**One phase a round** (``Config.fused``, on by default: no faster on the H100 in session 28, 4-10%
+faster on the H200 once small queues run in chunks of ``push_small``, RESULTS session 34). Each ``u``
 relabels right after its own pushes, in the push phase, to ``min(1 + lowest, h(u) + 2)`` (lowest:
 the push phase's minimum above), and claims its place in the next queue if excess is left; the
 round has one grid barrier, not two, and no relabel phase that reads the queue, the excesses and
@@ -122,9 +123,11 @@ the heights again. The argument above, with heights now rising during the phase:
 
 So the labels stay valid and the generic bounds hold. The cost: a vertex rises by at most 2 a
 round between global relabels (the rise is 1 or 2 in most relabels: see
-:mod:`jaxmatch.flow.push_relabel`); the hoped gain, half the barriers and the relabel phase's
-loads, did not show: a grid barrier costs 0.2 us and a round's time is its push phase (RESULTS,
-session 28, ``experiments/time_rounds.py``).
+:mod:`jaxmatch.flow.push_relabel`); the gain, half the barriers and the relabel phase's loads,
+did not show in session 28 (a grid barrier costs 0.2 us and a round's time is its push phase) but
+does since chunks of ``push_small`` spread small queues over more programs: with ``bounds``,
+genrmf21 2.76 s against 3.02 s with neither, rlg21 0.613 against 0.638 s, road21 0.165 against
+0.183 s (``experiments/bench_flow.py``, same call, H200, RESULTS session 34).
 
 **One program for a small queue** (``Config.solo``, off by default: no gain on the H100, RESULTS sessions 27-28).
 When the queue holds at most ``solo`` vertices the caller launches this kernel with one program
