@@ -137,7 +137,7 @@ def install():
 
         def call(kernel, reads, alias, *, grid, cfg, interpret, warps=None, _orig=orig, _base=base, _kind=kind):
             out = _orig(kernel, reads, alias, grid=grid, cfg=cfg, interpret=interpret, warps=warps)
-            st = out[5] if _kind == "push" else out[-1]
+            st = out[5] if _kind == "push" else out[-3 if cfg.bounds else -1]   # bounds: two arrays after it
             per = (1 if cfg.fused else 2) if _kind == "push" else 1
             if grid > 1:      # a one-program launch (Config.solo) has no grid barrier
                 summary(st, _base, grid, per, _kind)
