@@ -121,7 +121,7 @@ class Config(NamedTuple):
     push_small: int = 32   # max-flow push rounds: a queue of at most programs x push_small vertices is taken in
                            # chunks of push_small (more programs busy; RESULTS session 33); 0: always push_block
     match_small: int = 0   # G-PR push rounds: the same with chunks of match_small columns; 0 (default): off
-                           # (not measured yet)
+                           # (32 was mixed at 2^20 on the H200: road -4%, delaunay +10%; RESULTS session 34)
     push_max_degree: int = 256  # push rounds in the kernel only if no non-terminal (G-PR: no column) has a longer row
     rounds: int = 1024     # push-relabel rounds per launch, at most
     relabel_from_push: bool = True  # max flow: the relabel phase takes the minimum found by the push phase

@@ -11,7 +11,7 @@ and the shrink between launches, as the paper's host loop does.
 One round over the queue ``Q`` (one half of a ping-pong buffer), every
 program taking chunks of :attr:`Config.push_block` queued columns (of
 :attr:`Config.match_small` while the queue holds at most that many per program, where
-set: off by default until measured; the per-column writes go through
+set: off by default, 32 was mixed on the H200, RESULTS session 34; the per-column writes go through
 :func:`jaxmatch.kernels._pallas._per_row`, as in :mod:`jaxmatch.kernels.push_flow`), each a
 row of a tile that walks the column's rows :attr:`Config.match_width` at a
 time:
