@@ -233,7 +233,7 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
                  i([0, 1, 3, 4]), i([1, 0, 2, 1]), i([1, 0, 3, 2]), i([1, 0, 1, 0]), i([1, 0, 1]))
     flows = [(lambda *a, c=c: push_flow.push_rounds(*a, n=3, round_id=1, room=100.0, max_rounds=10, cfg=c),
               flow_args) for c in (bfs_level.Config(), bfs_level.Config(relabel_from_push=False, fused=False),
-                                   bfs_level.Config(fused=False, bounds=False), bfs_level.Config(push_block=32, push_width=4))]
+                                   bfs_level.Config(fused=False), bfs_level.Config(push_block=32, push_width=4))]
     match_args = (i([0, 2, 2, 2]), 1, i([1, -1]), i([-1, 0]), i([2, 0]), i([0, 1]), i([0, 1, 3]), i([0, 0, 1]))
     matches = [(lambda *a, c=c: push_match.push_match_rounds(*a, inf=4, max_rounds=10, cfg=c), match_args)
                for c in (bfs_level.Config(), bfs_level.Config(push_block=32),   # chunks of fewer vertices than threads
@@ -281,7 +281,7 @@ def test_max_flow_with_push_kernel():
     cut certificates hold; a few rounds per launch and tiles narrower than the rows (the forward
     arcs' priority then per tile) change nothing of that, nor do one-program launches for queues of
     at most 8 vertices (Config.solo), nor chunks of 2 for queues of at most 2 a program
-    (Config.push_small), nor rounds of one phase (Config.fused), nor a degree bound that
+    (Config.push_small), nor rounds of two phases (fused=False), nor a degree bound that
     sends the networks with longer rows (here the random ones) to the XLA steps. A round cap shows as
     MAX_ITERS."""
     import scipy.sparse as sp
