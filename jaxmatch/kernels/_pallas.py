@@ -133,13 +133,14 @@ class Config(NamedTuple):
                            # RESULTS session 34); False: a push phase and a relabel phase a round
 
 
-def powers_of_two(cfg, names, label: str) -> None:
+def powers_of_two(cfg, names, label: str, zero_ok: bool = False) -> None:
     """Raise :class:`~jaxmatch.GraphInputError` unless every knob ``names`` of ``cfg`` is an int
-    power of two (the kernels' block and tile sizes and warps), naming ``label.name``."""
+    power of two (the kernels' block and tile sizes and warps), or 0 with ``zero_ok`` (a knob that
+    0 turns off), naming ``label.name``."""
     for name in names:
         v = getattr(cfg, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v & (v - 1):
-            raise GraphInputError(f"{label}.{name} must be a power of two, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if zero_ok else 1) or v & (v - 1):
+            raise GraphInputError(f"{label}.{name} must be {'0 or ' if zero_ok else ''}a power of two, got {v!r}")
 
 
 def choose(kernel, x, backend: str | None = None):
@@ -167,10 +168,9 @@ def choose(kernel, x, backend: str | None = None):
         threads = 32 * kernel.push_warps
         powers_of_two(kernel, ("block", "width", "push_block", "push_width", "match_width", "num_warps",
                                "push_warps"), "Config")
+        powers_of_two(kernel, ("push_small", "match_small"), "Config", zero_ok=True)
         for name, width in (("push_small", "push_width"), ("match_small", "match_width")):
             small, w = getattr(kernel, name), getattr(kernel, width)
-            if small & (small - 1) or small < 0:
-                raise GraphInputError(f"Config.{name} must be 0 or a power of two, got {small}")
             if backend == "gpu" and 0 < small * w < threads:
                 raise GraphInputError(f"Config.{name} x {width} must be at least the {threads} threads of "
                                       f"push_warps={kernel.push_warps}, got {small * w}")
