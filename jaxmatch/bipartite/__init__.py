@@ -153,7 +153,7 @@ def _initial(g, *, method, max_rounds):
 
 def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None = "karp_sipser",
                      max_iters: int | None = None, k: float | None = _pr.DEFAULT_K,
-                     init_rounds: int | None = _init.DEFAULT_ROUNDS, lanes: int | None = _pr.DEFAULT_LANES,
+                     init_rounds: int | None = _init.DEFAULT_ROUNDS, lanes: int | None = None,
                      bfs: str = "gpubfs_wr", graft: bool = True, direction_optimizing: bool = True,
                      alpha: float | None = _graft.DEFAULT_ALPHA, auto_levels: float | None = AUTO_LEVELS,
                      kernel=None, throw: bool = True) -> MatchingResult:
@@ -254,8 +254,11 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
         init_rounds: bound on the rounds of the initial matching (default
             64; None: the default).
         lanes: the number of edges a G-PR push step scans at once (its
-            active columns' edges spread evenly over the lanes; default
-            ``2**18``; None: the default).
+            active columns' edges spread evenly over the lanes; a step with
+            more edges loops over windows of this size). None (default):
+            ``2**18`` on the GPU; elsewhere, where a step's cost is its lanes'
+            work rather than a fixed overhead, the edge capacity over 128
+            (between ``2**10`` and ``2**18``).
         bfs: the BFS of APFB and APsB: ``"gpubfs_wr"`` (the default: a tree
             stops growing once it has found a path, and APsB keeps one path
             end per root) or ``"gpubfs"`` (plain level-synchronous BFS).
@@ -337,7 +340,9 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     k = _pr.DEFAULT_K if k is None else float(k)
     init_rounds = _init.DEFAULT_ROUNDS if init_rounds is None else min(int(init_rounds), INT32_MAX)
     max_iters = None if max_iters is None else min(int(max_iters), INT32_MAX)  # loop counters are int32
-    lanes = _pr.DEFAULT_LANES if lanes is None else int(lanes)
+    if lanes is None:   # the backend known at trace time, as for max_flow's lanes
+        lanes = _pr.DEFAULT_LANES if jax.default_backend() == "gpu" else _pr.cpu_lanes(g.edge_cap)
+    lanes = int(lanes)
     alpha = _graft.DEFAULT_ALPHA if alpha is None else float(alpha)
     auto_levels = AUTO_LEVELS if auto_levels is None else float(auto_levels)
     res = _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,

@@ -63,6 +63,18 @@ DEFAULT_LANES = 1 << 18
 SUBSTEPS = 16  # push steps per round of the outer loop (see push_relabel)
 
 
+def cpu_lanes(edge_cap: int) -> int:
+    """G-PR's default lanes off the GPU: an edge capacity over 128, between 2**10 and ``DEFAULT_LANES``.
+
+    On the GPU a push step's cost is mostly fixed and 2**18 lanes cost little more than fewer; on
+    the CPU a step costs its lanes' work, plus, per window of lanes a step's edges need, a pass over
+    the active list. About the edges a typical step has active is best: on this repository's CPU
+    1.9-4.7x faster than 2**18 lanes on graphs of 2**18-2**20 edge capacity, 1.1x at 2**23
+    (experiments/RESULTS.md, session 35).
+    """
+    return min(max(int(edge_cap) >> 7, 1 << 10), DEFAULT_LANES)
+
+
 class PRState(NamedTuple):
     row_mate: jax.Array      # [row_cap] column of each row or -1
     col_mate: jax.Array      # [col_cap] row, -1 unmatched, -2 unmatchable (may be stale)
