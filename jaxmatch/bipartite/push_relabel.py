@@ -69,7 +69,7 @@ def cpu_lanes(edge_cap: int) -> int:
     On the GPU a push step's cost is mostly fixed and 2**18 lanes cost little more than fewer; on
     the CPU a step costs its lanes' work, plus, per window of lanes a step's edges need, a pass over
     the active list. About the edges a typical step has active is best: on this repository's CPU
-    1.9-4.7x faster than 2**18 lanes on graphs of 2**18-2**20 edge capacity, 1.1x at 2**23
+    1.3-5.3x faster than 2**18 lanes at edge capacities 2**16-2**20 (the same steps), 1.1x at 2**23
     (experiments/RESULTS.md, session 35).
     """
     return min(max(int(edge_cap) >> 7, 1 << 10), DEFAULT_LANES)
