@@ -42,8 +42,12 @@ def variant(spec):
     for item in filter(None, body.split(";")):
         key, _, value = item.partition("=")
         value = {"True": True, "False": False}.get(value, value)
-        if isinstance(value, str):
-            value = float(value) if any(c in value for c in ".e") else int(value)
+        for kind in (int, float):       # a number where it parses as one, else the string
+            if isinstance(value, str):
+                try:
+                    value = kind(value)
+                except ValueError:
+                    pass
         (cfg if key in Config._fields else kw)[key] = value
     return name, kw, (Config(**cfg) if cfg else None)
 

@@ -294,16 +294,20 @@ def test_compute_move_is_the_best_single_move(seed):
 
 
 BOTH_GROUPINGS = jax.jit(lambda bk, comm, tot, size, b, inv2m: [MV.move_bucket(
-    bk, comm, tot, size, b, inv2m, 1.0, window=512, group=kind) for kind in ("sort", "shift")])
+    bk, comm, tot, size, b, inv2m, 1.0, window=512, group=kind, cfg=CF.Config(run_sums=sums))
+    for kind, sums in (("sort", "scatter"), ("shift", "scatter"), ("sort", "scan"))])
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_shift_grouping_equals_sort_grouping(seed):
     """The in-row grouping of (vertex, C(j)) pairs (buckets of rows up to Config.shift_max entries)
     gives bit for bit the moves, a_c and sizes of the sorting one, on weighted graphs with
-    loops, random partitions, default buckets and buckets of arbitrary vertices."""
+    loops, random partitions, default buckets and buckets of arbitrary vertices; and the sorting
+    one with its pairs' weights added by the segmented scan (``Config.run_sums="scan"``, the GPU's
+    default) gives the same as with the segment sum in every bucket (integer weights: both sums
+    exact)."""
     rng = np.random.default_rng(seed)
-    checked = 0
+    checked = scanned = 0
     for _ in range(6):
         u, v, w, n = random_graph(rng, n_max=40, m_max=140)
         g = Graph.from_edges(u, v, w, n=n, **SMALL)
@@ -321,12 +325,16 @@ def test_shift_grouping_equals_sort_grouping(seed):
             rows = np.bincount(src[(src < 64) & (src != dst)], minlength=64)
             for c in range(BK.N_BUCKETS):                  # width: the longest row of each bucket
                 assert width[c] == rows[of_ == c].max(initial=0)
-            for b in np.flatnonzero((width > 0) & (width <= CF.DEFAULT.shift_max)):
-                by_sort, by_shift = BOTH_GROUPINGS(bk, comm, tot, size, int(b), 1 / max(k.sum(), 1))
-                for x, y in zip(by_sort, by_shift):
+            for b in np.flatnonzero(width > 0):
+                by_sort, by_shift, by_scan = BOTH_GROUPINGS(bk, comm, tot, size, int(b), 1 / max(k.sum(), 1))
+                for x, y in zip(by_sort, by_scan):
                     np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-                checked += 1
-    assert checked >= 6
+                scanned += 1
+                if width[b] <= CF.DEFAULT.shift_max:
+                    for x, y in zip(by_sort, by_shift):
+                        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+                    checked += 1
+    assert checked >= 6 and scanned >= checked
 
 
 def test_singleton_rule_and_conflicts_in_one_bucket():
@@ -819,6 +827,7 @@ def test_max_iters_and_max_levels_status():
     (dict(refine=1), "refine"),
     (dict(axis_name=3), "axis_name"),
     (dict(axis_name="b"), "axis_name"),          # eager: not inside jax.vmap
+    (dict(config=CF.Config(run_sums="atomic")), "run_sums"),
 ])
 def test_bad_options(kwargs, match):
     g = Graph.from_edges([0], [1], **SMALL)

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxmatch._ops import INT_MAX, compact, expand, prefix, segment_argmin
+from jaxmatch._ops import INT_MAX, compact, expand, prefix, run_totals, segment_argmin
 
 LANES = 16
 
@@ -68,3 +68,20 @@ def test_segment_argmin_ties_to_smallest_id_and_ignores_sentinel():
     best, arg = segment_argmin(keys, ids, seg, 3)
     np.testing.assert_array_equal(best, [1, 2, INT_MAX])
     np.testing.assert_array_equal(arg, [5, 1, INT_MAX])
+
+
+def test_run_totals_are_each_runs_remaining_sums():
+    """run_totals: within each run (ending at a ``last``) the sum from each entry to the run's end,
+    against numpy, so a run's first entry holds its total; eagerly and under jit."""
+    rng = np.random.default_rng(0)
+    for size in (1, 2, 7, 64, 1000):
+        last = rng.random(size) < 0.3
+        last[-1] = bool(rng.integers(0, 2))                # a last entry without the flag ends a run too
+        w = rng.integers(0, 9, size).astype(np.float32)
+        want = np.empty(size, np.float32)
+        acc = 0.0
+        for i in reversed(range(size)):
+            acc = w[i] if last[i] or i == size - 1 else acc + w[i]
+            want[i] = acc
+        for fn in (run_totals, jax.jit(run_totals)):
+            np.testing.assert_array_equal(np.asarray(fn(jnp.asarray(w), jnp.asarray(last))), want)

@@ -176,7 +176,7 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
             ``max_levels`` or ``max_iters`` is not a positive int or above its
             bound; ``refine`` or ``throw`` is not a bool; ``axis_name`` is not
             a str, or is given outside ``jax.vmap``; ``config`` is not a
-            ``Config`` or has an unknown ``order`` or ``sort_method``.
+            ``Config`` or has an unknown ``order``, ``sort_method`` or ``run_sums``.
         SolverError: eagerly with ``throw=True``, when ``max_levels`` or
             ``max_iters`` stopped the method (``status`` not CONVERGED).
 
@@ -314,6 +314,8 @@ def _checked_config(config) -> _cfg.Config:
     if config.order not in (0, 1, 2) or config.sort_method not in ("auto", "kv", "key"):
         raise GraphInputError(f"config.order must be 0, 1 or 2 and config.sort_method 'auto', 'kv' or 'key', "
                               f"got {config.order!r} and {config.sort_method!r}")
+    if config.run_sums not in ("auto", "scatter", "scan"):
+        raise GraphInputError(f"config.run_sums must be 'auto', 'scatter' or 'scan', got {config.run_sums!r}")
     e = config.one_device_entries
     if e is not None and (isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 0):
         raise GraphInputError(f"config.one_device_entries must be None or an int >= 0, got {e!r}")

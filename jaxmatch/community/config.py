@@ -58,6 +58,14 @@ class Config(NamedTuple):
             sorts: ``"auto"`` (default: by ``jax.default_backend()``),
             ``"kv"`` (key-value sorts, radix sorts on a GPU) or ``"key"``
             (key-only or two-key sorts).
+        run_sums: how the sorted grouping of a wide bucket
+            (:func:`jaxmatch.community.moves.move_bucket`) adds up each (vertex, C(j)) pair's
+            weights: ``"scatter"`` (a segment sum: one atomic add per entry on a GPU, and a
+            hub's long runs pile them onto one address), ``"scan"`` (a segmented scan,
+            :func:`jaxmatch._ops.run_totals`: no atomics, a fixed tree order), or ``"auto"``
+            (default): the scan on a GPU, the segment sum elsewhere (where it is faster and
+            adds in entry order, as the in-row grouping does, so both groupings give the same
+            bits).
         one_device_entries: a sharded graph's coarse levels
             (:mod:`jaxmatch.community.sharded`) stay on the mesh while their
             graph holds more entries than this (counted before the devices'
@@ -76,6 +84,7 @@ class Config(NamedTuple):
     resolve_rounds: int = 2
     order: int = 2
     sort_method: str = "auto"
+    run_sums: str = "auto"
     one_device_entries: int | None = None
 
 

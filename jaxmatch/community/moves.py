@@ -93,7 +93,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import prefix, take
+from jaxmatch._ops import prefix, run_totals, take
 from jaxmatch.community.buckets import N_BUCKETS, Buckets, stable_sort_with_positions
 from jaxmatch.community.config import DEFAULT, Config, Options
 from jaxmatch.community.size_classes import by_class, window_classes
@@ -145,7 +145,8 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
     comm_row = take(comm, vertex, n_cap)
 
     c = jnp.where(valid, take(comm, d, n_cap), n_cap)
-    groups = dict(shift=partial(_group_shift, cfg=cfg, width=bk.width[b]), sort=partial(_group_sort, n_cap=n_cap))
+    groups = dict(shift=partial(_group_shift, cfg=cfg, width=bk.width[b]),
+                  sort=partial(_group_sort, n_cap=n_cap, scan=scanned_runs(cfg)))
     if group == "auto":     # one copy of the step, the grouping picked at run time by the row width
         wide = bk.width[b] > cfg.shift_max
         if axis is not None:
@@ -222,14 +223,25 @@ def _group_shift(c, rid, w, jr, valid, *, width, cfg: Config):
     return c, rid, jr, head, jax.ops.segment_sum(w, first, W)      # e_ic at each pair's first entry
 
 
-def _group_sort(c, rid, w, jr, valid, *, n_cap: int):
+def scanned_runs(cfg: Config) -> bool:
+    """Whether :func:`_group_sort` adds its runs by a segmented scan (``Config.run_sums``)."""
+    if cfg.run_sums == "auto":
+        return jax.default_backend() == "gpu"
+    return cfg.run_sums == "scan"
+
+
+def _group_sort(c, rid, w, jr, valid, *, n_cap: int, scan: bool = False):
     """Group a window's entries by (C(j), row) with one stable sort by C(j) (entries are
-    sorted by row): (sc, srid, jr, head, e_ic), as :func:`_group_shift`."""
+    sorted by row): (sc, srid, jr, head, e_ic), as :func:`_group_shift`; with ``scan``, e_ic by
+    :func:`jaxmatch._ops.run_totals` (``Config.run_sums``)."""
     W = c.shape[0]
     sc, perm = stable_sort_with_positions(c, n_cap)
     srid, sw, sv, jrs = rid[perm], w[perm], sc < n_cap, jr[perm]
     head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
                  | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
+    if scan:   # a run ends before the next head (or the unused entries, sorted last)
+        last = jnp.concatenate([head[1:] | ~sv[1:], jnp.ones(1, bool)])
+        return sc, srid, jrs, head, run_totals(jnp.where(sv, sw, 0), last)
     run = prefix(head, dtype=jnp.int32) - 1
     # the window's unused entries (sorted last) are dropped, not added (0) to the last pair: on
     # a GPU that was millions of atomics on one address, half of an RMAT run (RESULTS.md, issue 27)
