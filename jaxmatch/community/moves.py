@@ -26,7 +26,9 @@ pass; wider buckets are sorted by C(j) with one stable sort (C(j) as key,
 position as value or packed into the key: a radix sort on a GPU): since they
 were sorted by i, the result is ordered by (C(j), i), so every pair is one run
 of equal keys. A segment sum over the pairs gives e_{i->c} (both ways add a
-pair's weights in entry order: the same bits, deterministic). The gain of
+pair's weights in entry order: the same bits, deterministic). On a GPU the
+sorted runs are added by a segmented scan instead (``Config.run_sums``): a
+segment sum's atomics pile onto one address for a hub's long runs. The gain of
 Eq. (2), with the null-model term scaled by ``resolution``::
 
     dQ = (e_{i->c} - e_{i->C(i)\\{i}}) / m + k_i (a_{C(i)\\{i}} - a_c) / (2 m^2)
@@ -79,7 +81,8 @@ Cost, per sweep, per non-empty bucket (a window is at most twice its bucket,
 (``ceil((width - 1) / shift_unroll)`` passes when the bucket's rows hold at
 most ``Config.shift_max`` entries, else a sort: a key-only sort of
 ``C(j) * W + position`` when that fits an int32, else a stable key-value sort,
-then three gathers by the permutation and a cumsum); about 25 gathers and 18
+then three gathers by the permutation and a cumsum, or on a GPU a segmented
+scan in place of the cumsum and the segment sum); about 25 gathers and 18
 scatters / segment reductions of window length (neighbour lookups use the rows
 of the window, through ``d_rank`` computed once per level); O(n) per sweep for
 a_c and Q, and one pass over the level's entries for Q.
