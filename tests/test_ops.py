@@ -72,7 +72,7 @@ def test_segment_argmin_ties_to_smallest_id_and_ignores_sentinel():
 
 def test_run_totals_are_each_runs_remaining_sums():
     """run_totals: within each run (ending at a ``last``) the sum from each entry to the run's end,
-    against numpy, so a run's first entry holds its total (under jit, as the solvers call it)."""
+    against a sequential loop, so a run's first entry holds its total (under jit, as the solvers call it)."""
     rng = np.random.default_rng(0)
     fn = jax.jit(run_totals)
     for size in (1, 7, 300):

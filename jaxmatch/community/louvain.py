@@ -140,16 +140,14 @@ def by_smallest_vertex(labels, real):
 
 def rows_by_smallest_vertex(rows, real, n_rows=None):
     """:func:`by_smallest_vertex` on each row of ``rows`` [L, N], a row at a time, so that only one
-    row's buffers are held. With ``n_rows`` (traced), only the first ``n_rows`` rows are renumbered
-    and the rows past them hold the last of those (what :func:`held_records` left there): the
-    solvers' records hold ``max_levels`` rows, most of them copies, and each renumbering is a
-    segment minimum whose updates pile onto one address per community (on a GPU 1 ms a row at 3.3M
-    vertices, a sixth of a Delaunay run's time with 32 rows; RESULTS.md, session 36)."""
+    row's buffers are held. With ``n_rows`` (traced), only the first ``n_rows`` rows, the rest left
+    as they are (the solvers then fill them with :func:`held_records`): their records hold
+    ``max_levels`` rows, most of them unused, and each renumbering is a segment minimum whose
+    updates pile onto one address per community (on a GPU 1 ms a row at 3.3M vertices, a sixth of a
+    Delaunay run's time with 32 rows; RESULTS.md, session 36)."""
     if n_rows is None:
         return lax.map(lambda row: by_smallest_vertex(row, real), rows)
-    out = lax.fori_loop(0, n_rows, lambda i, out: out.at[i].set(by_smallest_vertex(out[i], real)), rows)
-    last = jnp.maximum(n_rows - 1, 0)
-    return jnp.where(jnp.arange(rows.shape[0])[:, None] < n_rows, out, out[last][None, :])
+    return lax.fori_loop(0, n_rows, lambda i, out: out.at[i].set(by_smallest_vertex(out[i], real)), rows)
 
 
 def threshold_of(opts: Options, n):
@@ -257,8 +255,8 @@ def louvain(g, opts: Options, *, max_levels: int, max_iters: int, axis=None, cfg
 
     labels = by_smallest_vertex(st.orig, real0)
     n_levels = st.level
-    levels, level_q = held_records(st.levels, st.level_q, n_levels)
-    levels = rows_by_smallest_vertex(levels, real0, n_levels)
+    levels = rows_by_smallest_vertex(st.levels, real0, n_levels)
+    levels, level_q = held_records(levels, st.level_q, n_levels)
     q, status = outcome(gr0, labels, real0, k0, opts.resolution, st.out_of_levels, st.hit_max_iters)
     stats = dict(levels=n_levels, iterations=st.iters, moves=st.moves, vertices=st.verts,
                  communities=st.communities, refine_iterations=st.refine_iters,
