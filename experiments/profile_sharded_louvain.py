@@ -104,6 +104,14 @@ def main():
             r = jax.block_until_ready(C._louvain_sharded(coarse, coarse=True, throw=False, **more) if spread
                                       else C._coarse_levels(coarse, **more))
             T["rest"] = time.perf_counter() - t
+            if spread:       # the first coarse level's sweeps on the mesh alone, each bucket order apart
+                for name, both, o in (("rest_mesh_level", True, cfg.order), ("rest_mesh_low", False, 0),
+                                      ("rest_mesh_high", False, 1)):
+                    t = time.perf_counter()
+                    out = jax.block_until_ready(shl.level_sweeps(coarse, *gains, both=both, order=o,
+                                                                 max_iters=100, cfg=cfg))
+                    T[name] = time.perf_counter() - t
+                    T[name + "_passes"] = int(out[2])
             start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
             start[:n] = np.asarray(r.labels)[np.asarray(dense)]
             t = time.perf_counter()
