@@ -112,6 +112,21 @@ def main():
                                                                  max_iters=100, cfg=cfg))
                     T[name] = time.perf_counter() - t
                     T[name + "_passes"] = int(out[2])
+                # the levels after it, as _louvain_sharded runs them: its coarse graph, then one device
+                t = time.perf_counter()
+                entries2 = int(np.sum(np.asarray(out[-1])))
+                spread2 = shl.too_big(entries2, coarse, cfg)
+                small, _ = jax.block_until_ready(shl.coarse_sharded(coarse, *out[5:], int(coarse.n)) if spread2
+                                                 else shl.coarse_graph(*out[5:], int(coarse.n)))
+                T["rest_coarse2"], T["rest_coarse2_entries"] = time.perf_counter() - t, entries2
+                t = time.perf_counter()
+                jax.block_until_ready(C._louvain_sharded(small, coarse=True, throw=False, **more) if spread2
+                                      else C._coarse_levels(small, **more))
+                T["rest_small"] = time.perf_counter() - t
+            else:            # the first coarse level alone on one device
+                t = time.perf_counter()
+                jax.block_until_ready(C._coarse_levels(coarse, **dict(more, max_levels=1)))
+                T["rest_first_level"] = time.perf_counter() - t
             start = np.full(sg.vertex_cap, sg.vertex_cap, np.int32)
             start[:n] = np.asarray(r.labels)[np.asarray(dense)]
             t = time.perf_counter()
@@ -125,7 +140,7 @@ def main():
                    coarse_entries=entries,
                    coarse_on_mesh=spread,
                    modularity=float(whole.modularity), levels=np.asarray(whole.stats["vertices"]).tolist(),
-                   **{a: round(b, 4) for a, b in T.items()})
+                   **{a: round(b, 4) if isinstance(b, float) else b for a, b in T.items()})
         if not args.no_solo:
             g = jaxmatch.Graph.from_edges(u, v, None, n=n)
             jax.block_until_ready(jaxmatch.louvain(g))

@@ -161,19 +161,19 @@ def pieces(sg, timed):
     init = jnp.full((V, 2), -1, jnp.int32)
     T = dict(local=timed(program(lambda shard, held, mine: shard.rows)))
     T["scan_fresh"] = timed(program(lambda shard, held, mine: sh.scan(
-        shard, held, jnp.ones(R, bool), cap=None, fresh=True))) - T["local"]
+        shard, jnp.ones(R, bool), cap=None))) - T["local"]
     T["scan_dense"] = timed(program(lambda shard, held, mine: sh.scan(
-        shard, held, jnp.ones(R, bool), cap=None, fresh=False))) - T["local"]
+        shard, jnp.ones(R, bool), sh.beats(held), cap=None))) - T["local"]
     T["scan_sparse"] = timed(program(lambda shard, held, mine: sh.scan(
-        shard, held, mine, cap=cap, fresh=False))) - T["local"]
+        shard, mine, sh.beats(held), cap=cap))) - T["local"]
 
     def first_round(shard, held, mine):
-        best, tgt = sh.scan(shard, init, jnp.ones(R, bool), cap=None, fresh=True)
+        best, tgt = sh.scan(shard, jnp.ones(R, bool), cap=None)
         return sh.exchange(shard, best, tgt, init, jnp.full(R, V, jnp.int32), V=V, D=D, axis=axis)
     T["exchange"] = timed(program(first_round)) - T["local"] - T["scan_fresh"]
 
     def later_round(shard, held, mine):                       # 5% of the vertices propose
-        best, tgt = sh.scan(shard, held, mine, cap=cap, fresh=False)
+        best, tgt = sh.scan(shard, mine, sh.beats(held), cap=cap)
         return sh.exchange_few(shard, best, tgt, held, jnp.full(R, V, jnp.int32), cap=max(R // sh.FEW, 1),
                                V=V, axis=axis)
     T["exchange_few"] = timed(program(later_round)) - T["local"] - T["scan_sparse"]
