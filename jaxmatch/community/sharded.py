@@ -91,7 +91,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.sharding import PartitionSpec as P
+from jax.sharding import NamedSharding, PartitionSpec as P
 
 from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, prefix, segment_argmin, take
 from jaxmatch._validate import _float_dtype, next_pow2
@@ -124,7 +124,6 @@ ONE_DEVICE_BYTES_PER_ENTRY = 270
 MESH_ENTRIES = 1 << 23
 
 
-@partial(jax.jit, static_argnames=("max_iters", "coarsen", "cfg"))
 def level_one(sg, resolution, threshold, relative, start=None, high=False, *, max_iters: int,
               coarsen: bool = True, cfg: Config = Config()):
     """Local moving on the input graph under shard_map: (comm [V], Q, passes, moves [max_iters], status,
@@ -133,7 +132,40 @@ def level_one(sg, resolution, threshold, relative, start=None, high=False, *, ma
     rest replicated. From singletons (level one), or from the labels ``start`` [V] (< V for the
     vertices < n): the refinement of the final partition. A pass needs a gain of at least
     ``max(threshold, relative * |Q|)`` for another one. ``high`` (a bool, traced): the degree
-    buckets highest first in a pass, else lowest first."""
+    buckets highest first in a pass, else lowest first.
+
+    Two programs: the moves (:func:`_moves`, from a start vector also at level one, so that the
+    refinement runs the same compiled program) and the aggregation (:func:`_coarsen`); until
+    session 37 the aggregation was inside the moves' program, which the refinement compiled a
+    second time without it."""
+    if start is None:
+        start = jax.device_put(jnp.arange(sg.vertex_cap, dtype=jnp.int32), NamedSharding(sg.mesh, P()))
+    out = _moves(sg, resolution, threshold, relative, start, high, max_iters=max_iters, cfg=cfg)
+    return out + _coarsen(sg, out[0]) if coarsen else out
+
+
+@jax.jit
+def _coarsen(sg, comm):
+    """Each device's entries as pairs of coarse ids, repeats merged, first ``count`` slots (the
+    one-device solver's aggregation of a level): (to_coarse [V], n_coarse, [D, E] x 3, count [D])."""
+    V, axis = sg.vertex_cap, sg.axis
+
+    def run(src, dst, w, n, comm):
+        src, dst, w = src[0], dst[0], w[0]
+        to_coarse, n_coarse = coarse_ids(comm, jnp.arange(V) < n)
+        lv = aggregate(Level(src, dst, w, n), to_coarse, n_coarse, src.shape[0])
+        count = jnp.sum(lv.src < V, dtype=jnp.int32)
+        return to_coarse, n_coarse, lv.src[None], lv.dst[None], lv.w[None], count[None]
+
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis),) * 3 + (P(), P()),
+                      out_specs=(P(),) * 2 + (P(axis),) * 4, check_vma=False)
+    return f(sg.src, sg.dst, sg.weights, sg.n, comm)
+
+
+@partial(jax.jit, static_argnames=("max_iters", "cfg"))
+def _moves(sg, resolution, threshold, relative, start, high, *, max_iters: int, cfg: Config):
+    """:func:`level_one`'s local moving from the labels ``start`` [V], replicated: (comm, Q, passes,
+    moves, status)."""
     D, V = sg.shards, sg.vertex_cap
     R, axis = V // D, sg.axis
 
@@ -254,7 +286,7 @@ def level_one(sg, resolution, threshold, relative, start=None, high=False, *, ma
                 return st, moved + m
             return lax.fori_loop(0, busy, one, ((comm, tot, size), jnp.int32(0)))
 
-        comm0 = jnp.where(real, jnp.arange(V, dtype=jnp.int32) if start is None else start, V)
+        comm0 = jnp.where(real, start, V)
         tot0, size0 = totals(comm0)
 
         def body(st):
@@ -271,18 +303,10 @@ def level_one(sg, resolution, threshold, relative, start=None, high=False, *, ma
               jnp.bool_(True))
         comm, tot, size, q, it, moves, go = lax.while_loop(lambda s: s[6] & (s[4] < max_iters), body, st)
         status = jnp.where(go, MAX_ITERS, CONVERGED).astype(jnp.int32)
+        return comm, q, it, moves, status
 
-        if not coarsen:
-            return comm, q, it, moves, status
-        # this device's entries as pairs of coarse ids, repeats merged, first ``count`` slots (the
-        # one-device solver's aggregation of a level)
-        to_coarse, n_coarse = coarse_ids(comm, real)
-        lv = aggregate(Level(src, dst, w, n), to_coarse, n_coarse, E)
-        count = jnp.sum(lv.src < V, dtype=jnp.int32)
-        return comm, q, it, moves, status, to_coarse, n_coarse, lv.src[None], lv.dst[None], lv.w[None], count[None]
-
-    out = (P(),) * 5 + ((P(),) * 2 + (P(axis),) * 4 if coarsen else ())
-    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis),) * 3 + (P(),) * 6, out_specs=out, check_vma=False)
+    f = jax.shard_map(run, mesh=sg.mesh, in_specs=(P(axis),) * 3 + (P(),) * 6, out_specs=(P(),) * 5,
+                      check_vma=False)
     return f(sg.src, sg.dst, sg.weights, sg.n, resolution, threshold, relative, start, jnp.bool_(high))
 
 
