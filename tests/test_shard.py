@@ -225,6 +225,8 @@ def test_sharded_louvain_on_one_device(mesh):
     fb = jaxmatch.datasets.load("facebook").graph
     caps = dict(vertex_capacity=fb.vertex_cap, entry_capacity=fb.entry_cap)   # one compilation of each solver
     rmat = jaxmatch.from_scipy(gen.rmat(9, edge_factor=8, seed=2), kind="graph", weighted=False, **caps)
+    from jaxmatch.community import sharded as shl
+    compiled = shl._moves._cache_size()
     for name, g in (("facebook", fb), ("rmat", rmat)):
         sg = jaxmatch.shard(g, mesh, **caps)
         got = jaxmatch.louvain(sg)
@@ -233,6 +235,8 @@ def test_sharded_louvain_on_one_device(mesh):
         solo = float(jaxmatch.louvain(g).modularity)
         assert abs(float(got.modularity) - solo) <= 1e-5 * abs(solo), (name, float(got.modularity), solo)
         assert got.stats["vertices"][0] == int(g.n) and got.level_modularity.shape == (got.stats["levels"],)
+    # level one and the refinement ran one compiled program of the moves (the coarse levels ran on one device)
+    assert shl._moves._cache_size() == compiled + 1
     g = jaxmatch.datasets.load("karate").graph    # in the capacities above: level one compiled once
     caps = dict(vertex_capacity=sg.vertex_cap, entry_capacity=sg.entry_cap)
     first = jaxmatch.louvain(jaxmatch.shard(g, mesh, **caps), max_levels=1, throw=False)
@@ -240,7 +244,6 @@ def test_sharded_louvain_on_one_device(mesh):
     check_modularity(g, np.asarray(first.labels), float(first.modularity), rtol=1e-5)
     with pytest.raises(GraphInputError, match="resolution"):
         jaxmatch.louvain(jaxmatch.shard(g, mesh), resolution=-1.0)
-    from jaxmatch.community import sharded as shl
     from jaxmatch.community.config import Config
     with pytest.raises(GraphInputError, match="one_device_entries"):
         jaxmatch.louvain(jaxmatch.shard(g, mesh), config=Config(one_device_entries=-1))
