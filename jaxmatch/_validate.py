@@ -65,6 +65,20 @@ def next_pow2(n: int) -> int:
     return min(1 << (n - 1).bit_length(), INT32_MAX)
 
 
+def size_class(n: int) -> int:
+    """A capacity for ``n`` with little padding: :func:`next_pow2` up to 2^16, above that ``n``
+    rounded up to a multiple of a sixteenth of its next power of two (padding under an eighth, 16
+    classes an octave). For arrays whose every slot each step passes over: a sharded graph's entries
+    per device (one power of two doubled a device's arrays in a weak-scaling series whenever one
+    device held a few entries more than 2^k: RESULTS, session 30) and a batch's disjoint union (on
+    a 2-core CPU the union of 20,000 matching graphs solved 1.45x faster than at powers of two:
+    RESULTS, session 37)."""
+    p = next_pow2(n)
+    if p <= 1 << 16:
+        return p
+    return min(-(-int(n) // (p // 16)) * (p // 16), INT32_MAX)
+
+
 def _count(n, name: str) -> int:
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
         raise GraphInputError(f"{name} must be an integer, got {n!r}")

@@ -50,7 +50,7 @@ from jaxmatch._containers import GRAPH_TYPES, BipartiteGraph, FlowNetwork, Graph
 from jaxmatch._csr import CSR
 from jaxmatch._ops import device
 from jaxmatch._sparse import _from_scipy
-from jaxmatch._validate import GraphInputError, next_pow2
+from jaxmatch._validate import GraphInputError, next_pow2, size_class
 
 __all__ = [
     "GraphInputError", "CSR", "BipartiteGraph", "Graph", "FlowNetwork",
@@ -299,7 +299,9 @@ def disjoint_union(batch):
 
     Returns:
         ``(graph, offsets)``: the union, a single graph of the batch's type at
-        its default (power-of-two) capacities, and a dict from each of its
+        the capacities of :func:`jaxmatch._validate.size_class` (powers of two
+        up to 2^16, above that under an eighth of padding: each of the
+        solver's steps passes over every slot), and a dict from each of its
         true-size fields (``n_rows``, ``n_cols``, ``n_edges`` for a
         :class:`BipartiteGraph`; ``n``, ``n_edges``, ``n_entries`` for a
         :class:`Graph`; ``n``, ``n_arcs`` for a :class:`FlowNetwork`) to an
@@ -330,20 +332,27 @@ def disjoint_union(batch):
         keep = np.arange(x.shape[1])[None, :] < count[:, None]
         return (x if shift is None else x + shift[:-1, None].astype(x.dtype))[keep]
 
+    def caps(**fields):
+        """Each capacity keyword's size class, from the union's total of its size field."""
+        return {k: size_class(int(off[f][-1])) for k, f in fields.items()}
+
     if isinstance(b, BipartiteGraph):
         w = pick(b.by_row.weights, sizes["n_edges"]) if b.by_row.weights is not None else None
         g = BipartiteGraph.from_edges(pick(b.by_row.src, sizes["n_edges"], off["n_rows"]),
                                       pick(b.by_row.indices, sizes["n_edges"], off["n_cols"]),
-                                      int(off["n_rows"][-1]), int(off["n_cols"][-1]), weights=w)
+                                      int(off["n_rows"][-1]), int(off["n_cols"][-1]), weights=w,
+                                      **caps(row_capacity="n_rows", col_capacity="n_cols", edge_capacity="n_edges"))
     elif isinstance(b, Graph):
         s = pick(b.adj.src, sizes["n_entries"], off["n"])
         d = pick(b.adj.indices, sizes["n_entries"], off["n"])
         keep = s <= d
         w = pick(b.adj.weights, sizes["n_entries"])[keep] if b.weighted else None
-        g = Graph.from_edges(s[keep], d[keep], w, int(off["n"][-1]))
+        g = Graph.from_edges(s[keep], d[keep], w, int(off["n"][-1]),
+                             **caps(vertex_capacity="n", entry_capacity="n_entries"))
     else:
         g = FlowNetwork.from_edges(pick(b.tail, sizes["n_arcs"], off["n"]), pick(b.head, sizes["n_arcs"], off["n"]),
-                                   pick(b.cap, sizes["n_arcs"]), int(off["n"][-1]), layout=b.layout)
+                                   pick(b.cap, sizes["n_arcs"]), int(off["n"][-1]), layout=b.layout,
+                                   **caps(vertex_capacity="n", arc_capacity="n_arcs"))
     return g, off
 
 

@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jaxmatch._csr import _pytree, _static
-from jaxmatch._validate import INT32_MAX, GraphInputError
+from jaxmatch._validate import INT32_MAX, GraphInputError, size_class
 from jaxmatch.graph import BipartiteGraph, Graph, next_pow2
 
 __all__ = ["ShardedBipartiteGraph", "ShardedGraph", "shard"]
@@ -113,7 +113,7 @@ class ShardedGraph(_Sharded):
                 ranges split the vertices evenly; give one capacity to
                 share a compilation between graphs).
             entry_capacity: entries per device (default: the largest
-                device's count rounded up by :func:`entry_class`). Graphs of
+                device's count rounded up by :func:`jaxmatch._validate.size_class`). Graphs of
                 equal capacities and mesh share one compilation.
 
         Returns:
@@ -214,7 +214,7 @@ class ShardedBipartiteGraph(_Sharded):
                 (the columns rounded up to a multiple of D); default the
                 sizes themselves (columns rounded up).
             entry_capacity: edges per device (default: the largest device's
-                count rounded up by :func:`entry_class`).
+                count rounded up by :func:`jaxmatch._validate.size_class`).
 
         Returns:
             The :class:`ShardedBipartiteGraph`.
@@ -284,24 +284,13 @@ def _capacity(n, given, D, name):
     return cap
 
 
-def entry_class(most: int) -> int:
-    """The default entries per device for a device count of at most ``most``: the next power of two
-    up to 2^16 entries, above that ``most`` rounded up to a multiple of a sixteenth of its next power
-    of two (padding under an eighth; one power of two doubled a device's arrays in a weak-scaling
-    series whenever one device held a few entries more than 2^k: RESULTS, session 30)."""
-    p = next_pow2(max(most, 1))
-    if p <= 1 << 16:
-        return p
-    return -(-most // (p // 16)) * (p // 16)
-
-
 def _split(bounds, columns, D, entry_capacity, mesh, axis):
     """Entries in owner order, device d's at ``[bounds[d], bounds[d + 1])``, into [D, ec] arrays,
     device d's entries first in its row and padding after, each array sharded over ``axis``:
     (ec, arrays). ``columns``: (values, padding) pairs."""
     counts = np.diff(np.asarray(bounds, np.int64))
     most = int(counts.max()) if counts.size else 0
-    ec = entry_class(most)
+    ec = size_class(most)
     if entry_capacity is not None:
         if isinstance(entry_capacity, bool) or not isinstance(entry_capacity, (int, np.integer)) \
                 or entry_capacity < max(most, 1):

@@ -182,15 +182,16 @@ def test_shard_layout(mesh):
     assert "ShardedGraph(n=4, shards=1" in repr(sg)
 
 
-def test_entry_class():
-    """The default entries per device: the next power of two up to 2^16, then a multiple of a sixteenth
-    of the next power of two, never below the count and under an eighth above it."""
-    from jaxmatch.shard import entry_class
-    assert [entry_class(m) for m in (0, 1, 5, 4096, 65536)] == [1, 1, 8, 4096, 65536]
-    assert entry_class(65537) == 65536 + 8192 and entry_class(1 << 26) == 1 << 26
-    assert entry_class((1 << 26) + 5) == (1 << 26) + (1 << 23)
+def test_size_class():
+    """The default entries per device (and a batch union's capacities): the next power of two up to
+    2^16, then a multiple of a sixteenth of the next power of two, never below the count and under an
+    eighth above it."""
+    from jaxmatch._validate import size_class
+    assert [size_class(m) for m in (0, 1, 5, 4096, 65536)] == [1, 1, 8, 4096, 65536]
+    assert size_class(65537) == 65536 + 8192 and size_class(1 << 26) == 1 << 26
+    assert size_class((1 << 26) + 5) == (1 << 26) + (1 << 23)
     for m in np.random.default_rng(3).integers(65537, 1 << 30, 200):
-        ec = entry_class(int(m))
+        ec = size_class(int(m))
         assert m <= ec < m * 1.125 and ec % (jaxmatch.graph.next_pow2(int(m)) // 16) == 0, m
 
 
