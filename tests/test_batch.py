@@ -112,6 +112,14 @@ def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
     lo = slice(off["n_edges"][b], off["n_edges"][b + 1])
     np.testing.assert_array_equal(r[lo] - off["n_rows"][b], gs[b].edges()[0])
     np.testing.assert_array_equal(c[lo] - off["n_cols"][b], gs[b].edges()[1])
+    # past 2^16 slots the union is padded to its size class, not to a power of two (built only)
+    from jaxmatch._validate import size_class
+    gid = np.repeat(np.arange(300), 256)
+    big = BipartiteGraph.from_edges(rng.integers(0, 64, gid.size), rng.integers(0, 64, gid.size),
+                                    np.full(300, 64), np.full(300, 64), graph_index=gid)
+    u, _ = jaxmatch.disjoint_union(big)
+    assert (u.row_cap, u.col_cap) == (size_class(19200), size_class(19200)) == (32768, 32768)
+    assert u.edge_cap == size_class(int(np.sum(big.n_edges))) < 1 << 17 and int(u.n_edges) == int(np.sum(big.n_edges))
     res = jaxmatch.maximum_matching(batch)
     assert res.row_mate.shape == (6, 16) and res.status.shape == (6,)
     for g, rm, cm, card in zip(gs, np.asarray(res.row_mate), np.asarray(res.col_mate), np.asarray(res.cardinality)):
