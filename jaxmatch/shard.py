@@ -39,7 +39,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jaxmatch._csr import _pytree, _static
 from jaxmatch._validate import INT32_MAX, GraphInputError, size_class
-from jaxmatch.graph import BipartiteGraph, Graph, next_pow2
+from jaxmatch.graph import BipartiteGraph, Graph
 
 __all__ = ["ShardedBipartiteGraph", "ShardedGraph", "shard"]
 
