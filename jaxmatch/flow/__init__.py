@@ -225,7 +225,7 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
         raise GraphInputError(f"k must be finite, got {k!r}")
     check_positive(lanes, "lanes")
     if lanes is None:
-        lanes = _pr.DEFAULT_LANES if jax.default_backend() == "gpu" else _pr.CPU_LANES
+        lanes = _pr.DEFAULT_LANES if jax.default_backend() == "gpu" else _pr.cpu_lanes(net.arc_cap)
     lanes = int(lanes)
     if layout is not None and layout != net.layout:
         if is_traced(net.n):
@@ -352,7 +352,8 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
             residual row of a vertex that is not a terminal (a power of two,
             at most all residual arcs); under ``jit``/``vmap`` the whole
             residual arc array. ``None`` (default): ``DEFAULT_LANES`` =
-            2**18 on the GPU, ``CPU_LANES`` = 2**16 elsewhere, where a
+            2**18 on the GPU; elsewhere an eighth of the arc capacity, between
+            2**16 and 2**20 (:func:`jaxmatch.flow.push_relabel.cpu_lanes`), where a
             narrower step wastes less work on padding (experiments/RESULTS.md).
         reverse: How a push finds the reverse residual arc: ``"index"``
             (default) reads the stored index (the paper's RCSR

@@ -160,6 +160,7 @@ DEFAULT_K = 0.5
 KERNEL_K = 0.25          # with the push kernel, whose rounds cost more than a BFS level (measured: RESULTS.md)
 DEFAULT_LANES = 1 << 18
 CPU_LANES = 1 << 16      # on the CPU a narrower step wastes less work on padding lanes (measured: RESULTS.md)
+CPU_LANES_MAX = 1 << 20  # the widest default step off the GPU (the largest measured: RESULTS.md, session 38)
 DEFAULT_UNROLL = 1         # push steps per loop iteration: more compile longer and, with the BFS levels in the
                            # persistent kernel, run slower (measured: RESULTS.md)
 STEP_LANES = 1 << 18     # arcs a step scans for the cost of its fixed overhead (the work rule's unit)
@@ -236,6 +237,17 @@ def _push_prefix(adm, r, need, lane, ln: Lanes, rung: Rung, udt):
     last = cut[ln.slot]
     d = jnp.where(adm & (lane < last), x, jnp.where(adm & (lane == last), need - before, 0))
     return d, cut, _slot_sum(x, ln, rung)
+
+
+def cpu_lanes(arc_cap: int) -> int:
+    """The default lanes off the GPU: an eighth of the arc capacity, between ``CPU_LANES`` and
+    ``CPU_LANES_MAX``. A step scans at most its lanes' arcs, and a step or BFS level whose queue has
+    more arcs runs again, each time with the queue's full-size work; on a large network with wide
+    frontiers (a batch's disjoint union) 2**16 lanes split every level into many passes: the union
+    of 20,000 flow networks of 256 arcs (2**22.3 arc capacity) took 45 s with 2**16 lanes and 12.6 s
+    with 2**20, while single networks up to 2**19 arcs (the ones that get 2**16 here) moved little
+    between 2**13 and 2**16 on this repository's CPU (experiments/RESULTS.md, session 38)."""
+    return min(max(int(arc_cap) >> 3, CPU_LANES), CPU_LANES_MAX)
 
 
 def push_relabel_step(net, terminal, n, s: PRState, *, rung: Rung, search: bool) -> PRState:
