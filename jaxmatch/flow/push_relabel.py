@@ -160,7 +160,7 @@ DEFAULT_K = 0.5
 KERNEL_K = 0.25          # with the push kernel, whose rounds cost more than a BFS level (measured: RESULTS.md)
 DEFAULT_LANES = 1 << 18
 CPU_LANES = 1 << 16      # on the CPU a narrower step wastes less work on padding lanes (measured: RESULTS.md)
-CPU_LANES_MAX = 1 << 20  # the widest default step off the GPU (the largest measured: RESULTS.md, session 38)
+CPU_LANES_MAX = 1 << 20  # the widest default step off the GPU (2**21 was slower on a 5M-arc union: RESULTS.md)
 DEFAULT_UNROLL = 1         # push steps per loop iteration: more compile longer and, with the BFS levels in the
                            # persistent kernel, run slower (measured: RESULTS.md)
 STEP_LANES = 1 << 18     # arcs a step scans for the cost of its fixed overhead (the work rule's unit)
