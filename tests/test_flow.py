@@ -375,13 +375,13 @@ def test_bad_input():
         jax.jit(lambda n: max_flow(n, 0, 2, layout="rcsr"))(net)
 
 
-
 def test_cpu_lanes_grow_with_the_arc_capacity():
     """Off the GPU the default step width is an eighth of the arc capacity, between 2**16 and 2**20: a
     batch's union of 20,000 networks (2**22.3 arcs) ran 3.6x faster at 2**20 than at 2**16 (RESULTS.md,
     session 38), networks up to 2**19 arcs keep 2**16."""
     from jaxmatch.flow.push_relabel import cpu_lanes
     assert [cpu_lanes(x) for x in (1, 1 << 19, 5_242_880, 1 << 30)] == [1 << 16, 1 << 16, 655_360, 1 << 20]
+
 
 def test_one_and_several_terminals_share_a_compilation():
     """Terminal ids are padded before the jitted solver: 1, 2 and 5 sources at one capacity compile once."""

@@ -351,10 +351,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
         lanes: The most arcs one step scans at once, widened to the longest
             residual row of a vertex that is not a terminal (a power of two,
             at most all residual arcs); under ``jit``/``vmap`` the whole
-            residual arc array. ``None`` (default): ``DEFAULT_LANES`` =
-            2**18 on the GPU; elsewhere an eighth of the arc capacity, between
-            2**16 and 2**20 (:func:`jaxmatch.flow.push_relabel.cpu_lanes`), where a
-            narrower step wastes less work on padding (experiments/RESULTS.md).
+            residual arc array. ``None`` (default): 2**18 on the GPU, elsewhere
+            :func:`jaxmatch.flow.push_relabel.cpu_lanes` (an eighth of the arc
+            capacity, 2**16 to 2**20; experiments/RESULTS.md).
         reverse: How a push finds the reverse residual arc: ``"index"``
             (default) reads the stored index (the paper's RCSR
             ``flow_idx``); ``"search"`` binary-searches the head's row (BCSR

@@ -242,11 +242,12 @@ def _push_prefix(adm, r, need, lane, ln: Lanes, rung: Rung, udt):
 def cpu_lanes(arc_cap: int) -> int:
     """The default lanes off the GPU: an eighth of the arc capacity, between ``CPU_LANES`` and
     ``CPU_LANES_MAX``. A step scans at most its lanes' arcs, and a step or BFS level whose queue has
-    more arcs runs again, each time with the queue's full-size work; on a large network with wide
-    frontiers (a batch's disjoint union) 2**16 lanes split every level into many passes: the union
-    of 20,000 flow networks of 256 arcs (2**22.3 arc capacity) took 45 s with 2**16 lanes and 12.6 s
-    with 2**20, while single networks up to 2**19 arcs (the ones that get 2**16 here) moved little
-    between 2**13 and 2**16 on this repository's CPU (experiments/RESULTS.md, session 38)."""
+    more arcs runs again, each time with its rung's full work (a prefix sum and a requeue over the
+    queue's slots); on a large network with wide frontiers (a batch's disjoint union) 2**16 lanes
+    split every level into many passes: the union of 20,000 flow networks of 256 arcs (2**22.3 arc
+    slots) took 45 s with 2**16 lanes and 12.6 s with 2**20 on this repository's CPU. Networks of at
+    most 2**19 arc slots keep 2**16 (on single networks of 2**13-2**18 slots it was as fast as 2**13
+    and 2**14 lanes, within the machine's noise, or faster; experiments/RESULTS.md, session 38)."""
     return min(max(int(arc_cap) >> 3, CPU_LANES), CPU_LANES_MAX)
 
 
