@@ -112,7 +112,8 @@ def main():
                                                                  max_iters=100, cfg=cfg))
                     T[name] = time.perf_counter() - t
                     T[name + "_passes"] = int(out[2])
-                    level = out if name == "rest_mesh_level" else level    # the default orders' run
+                    if name == "rest_mesh_level":
+                        level = out                           # the default orders' run
                 # the levels after it, as _louvain_sharded runs them: its coarse graph, then one device
                 t = time.perf_counter()
                 entries2 = int(np.sum(np.asarray(level[-1])))
