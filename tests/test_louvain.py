@@ -246,6 +246,33 @@ def one_bucket(g, members):
 
 
 GROUP = jax.jit(lambda gr, of: BK.group_by_bucket(gr, 64, 512, of))
+
+
+def test_bucket_rules():
+    """vertex_buckets: "degree" the paper's buckets (BUCKETS[b] < entries <= BUCKETS[b + 1]); "hash"
+    bits 16-31 of id * 2654435761 (mod 2^32), mod 7, about n / 7 vertices each; "auto" the hash classes
+    exactly when some vertex has more than 319 entries; -1 without entries. The default Config groups a
+    level with a hub by the hash classes and one without by degree."""
+    rng = np.random.default_rng(0)
+    deg = np.r_[0, rng.integers(1, 320, 6999)].astype(np.int32)
+    ids = np.arange(7000, dtype=np.uint64)
+    by_hash = np.where(deg > 0, (((ids * 2654435761) % 2**32 >> 16) % 7).astype(np.int64), -1)
+    by_degree = np.where(deg > 0, np.searchsorted(BK.BUCKETS, deg, side="left") - 1, -1)
+    rule = jax.jit(BK.vertex_buckets, static_argnames="rule")
+    assert np.array_equal(rule(jnp.asarray(deg), rule="degree"), by_degree)
+    assert np.array_equal(rule(jnp.asarray(deg), rule="hash"), by_hash)
+    assert np.array_equal(rule(jnp.asarray(deg), rule="auto"), by_degree)
+    hub = deg.copy(); hub[5] = 320
+    assert np.array_equal(rule(jnp.asarray(hub), rule="auto"), np.where(hub > 0, by_hash, -1))
+    counts = np.bincount(by_hash[by_hash >= 0], minlength=7)
+    assert counts.min() > 0.9 * 6999 / 7 and counts.max() < 1.1 * 6999 / 7, counts
+    star = Graph.from_edges(np.zeros(330, np.int64), np.arange(1, 331), vertex_capacity=512, entry_capacity=1024)
+    grid = Graph.from_edges(np.arange(300), np.arange(1, 301), vertex_capacity=512, entry_capacity=1024)
+    for g, ref in ((star, "hash"), (grid, "degree")):
+        gr = BK.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
+        got = BK.buckets_of(gr, 512).of
+        want = rule(jnp.asarray(np.diff(np.asarray(g.adj.indptr)), jnp.int32), rule=ref)
+        assert np.array_equal(got, want), ref
 STEP = jax.jit(lambda bk, comm, tot, size, inv2m, res: MV.move_bucket(
     bk, comm, tot, size, 0, inv2m, res, window=512))
 
@@ -828,6 +855,7 @@ def test_max_iters_and_max_levels_status():
     (dict(axis_name=3), "axis_name"),
     (dict(axis_name="b"), "axis_name"),          # eager: not inside jax.vmap
     (dict(config=CF.Config(run_sums="atomic")), "run_sums"),
+    (dict(config=CF.Config(buckets="random")), "buckets"),
 ])
 def test_bad_options(kwargs, match):
     g = Graph.from_edges([0], [1], **SMALL)

@@ -69,7 +69,9 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 
     - *Local moving* (Algorithms 1 and 2): every vertex starts in its own
       community. A sweep runs the paper's degree buckets (vertices with
-      1-4, 5-8, 9-16, 17-32, 33-84, 85-319, >= 320 stored entries) in turn,
+      1-4, 5-8, 9-16, 17-32, 33-84, 85-319, >= 320 stored entries) in turn
+      (on a level with a vertex of >= 320 entries, seven classes by a hash
+      of the vertex id instead: ``Config.buckets``),
       and all vertices of a bucket move at once to the neighbouring community
       of highest gain (Eq. (2); ties to the lowest community id; the paper's
       singleton rule inside a bucket). e_{i->c} comes from grouping the
@@ -176,7 +178,8 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
             ``max_levels`` or ``max_iters`` is not a positive int or above its
             bound; ``refine`` or ``throw`` is not a bool; ``axis_name`` is not
             a str, or is given outside ``jax.vmap``; ``config`` is not a
-            ``Config`` or has an unknown ``order``, ``sort_method`` or ``run_sums``.
+            ``Config`` or has an unknown ``order``, ``sort_method``, ``run_sums``
+            or ``buckets``.
         SolverError: eagerly with ``throw=True``, when ``max_levels`` or
             ``max_iters`` stopped the method (``status`` not CONVERGED).
 
@@ -316,6 +319,8 @@ def _checked_config(config) -> _cfg.Config:
                               f"got {config.order!r} and {config.sort_method!r}")
     if config.run_sums not in ("auto", "scatter", "scan"):
         raise GraphInputError(f"config.run_sums must be 'auto', 'scatter' or 'scan', got {config.run_sums!r}")
+    if config.buckets not in ("auto", "degree", "hash"):
+        raise GraphInputError(f"config.buckets must be 'auto', 'degree' or 'hash', got {config.buckets!r}")
     e = config.one_device_entries
     if e is not None and (isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 0):
         raise GraphInputError(f"config.one_device_entries must be None or an int >= 0, got {e!r}")

@@ -5,7 +5,9 @@ vertex and entry capacity, padded with the sentinel id (the vertex capacity):
 :class:`Level` holds the entries (source, target, weight) sorted by (source,
 target) and the true vertex count. The degree buckets of the paper
 (Section 4.1 of Paper III: vertices with 1-4, 5-8, 9-16, 17-32, 33-84, 85-319
-and >= 320 stored entries) do not change during a level, so
+and >= 320 stored entries), or on a level with a vertex of >= 320 entries
+seven classes by a hash of the vertex id (:func:`vertex_buckets`,
+``Config.buckets``), do not change during a level, so
 :func:`group_by_bucket` sorts the non-loop entries once per level by the
 bucket of their source, with one stable sort: inside a bucket they stay sorted
 by (source, target), and bucket b's entries are the contiguous range
@@ -80,10 +82,29 @@ def stable_sort_with_positions(key, key_max: int):
     return lax.sort((key, pos), num_keys=1, is_stable=True)
 
 
-def vertex_buckets(deg):
-    """Bucket of each vertex by its number of stored entries (-1 when it has none)."""
+def vertex_buckets(deg, ids=None, rule: str = "auto", most=None):
+    """Bucket of each vertex (-1 when it has no stored entry).
+
+    ``rule="degree"``: by its number of stored entries ``deg``, the paper's
+    buckets. ``"hash"``: by bits 16-31 of the vertex id ``ids`` (default
+    ``arange``) times Knuth's multiplicative constant 2654435761 (mod 2^32),
+    modulo ``N_BUCKETS``, so that hubs and low-degree vertices move in every
+    step. ``"auto"``: ``"hash"`` when some vertex of the level has more than
+    ``BUCKETS[-2]`` (319) stored entries (``most``: the most of any vertex,
+    default ``max(deg)``; a sharded graph passes its mesh's), else ``"degree"``.
+    """
     upper = jnp.asarray(BUCKETS[1:-1], deg.dtype)
-    b = jnp.sum(deg[:, None] > upper[None, :], axis=1, dtype=jnp.int32)
+    by_degree = jnp.sum(deg[:, None] > upper[None, :], axis=1, dtype=jnp.int32)
+    ids = jnp.arange(deg.shape[0]) if ids is None else ids
+    h = (ids.astype(jnp.uint32) * jnp.uint32(2654435761)) >> jnp.uint32(16)
+    by_hash = (h % jnp.uint32(N_BUCKETS)).astype(jnp.int32)
+    if rule == "degree":
+        b = by_degree
+    elif rule == "hash":
+        b = by_hash
+    else:
+        most = jnp.max(deg, initial=0) if most is None else most
+        b = jnp.where(most > BUCKETS[-2], by_hash, by_degree)
     return jnp.where(deg > 0, b, -1)
 
 
@@ -106,18 +127,18 @@ def per_bucket(values, bucket, reduce):
     return jnp.stack([reduce(jnp.where(bucket == b, values, 0)) for b in range(N_BUCKETS)])
 
 
-def group_by_bucket(gr: Level, n_cap: int, size: int, of=None) -> Buckets:
+def group_by_bucket(gr: Level, n_cap: int, size: int, of=None, rule: str = "auto") -> Buckets:
     """Sort the first ``size`` entries of ``gr`` (all its valid ones) by bucket; arrays padded to e_cap.
 
     ``of`` (the bucket of each vertex) defaults to :func:`vertex_buckets` of
-    the stored-entry counts; a vertex with ``of = -1`` never moves. One
+    the stored-entry counts by ``rule``; a vertex with ``of = -1`` never moves. One
     stable key-value sort (the key has N_BUCKETS + 1 values).
     """
     e_cap = gr.src.shape[0]
     src, dst, w = gr.src[:size], gr.dst[:size], gr.w[:size]
     k = degrees(src, dst, w, n_cap)
     if of is None:
-        of = vertex_buckets(run_lengths(src, n_cap))
+        of = vertex_buckets(run_lengths(src, n_cap), rule=rule)
     loop = src == dst
     key = jnp.where(loop | (src >= n_cap), N_BUCKETS, take(of, src, N_BUCKETS))
     key = jnp.where(key < 0, N_BUCKETS, key)
@@ -151,4 +172,4 @@ def buckets_of(gr: Level, n_cap: int, of=None, axis=None, cfg: Config = DEFAULT)
     """:func:`group_by_bucket` on the smallest window class holding the level's entries."""
     e_cap = gr.src.shape[0]
     used = jnp.sum(gr.src < n_cap)
-    return by_class(lambda size, gr: group_by_bucket(gr, n_cap, size, of), used, e_cap, gr, axis=axis, cfg=cfg)
+    return by_class(lambda size, gr: group_by_bucket(gr, n_cap, size, of, cfg.buckets), used, e_cap, gr, axis=axis, cfg=cfg)

@@ -48,6 +48,16 @@ class Config(NamedTuple):
             Default 4.
         resolve_rounds: rounds of conflict resolution
             (:func:`jaxmatch.community.moves.resolve_conflicts`). Default 2.
+        buckets: which vertices move together in one step of a sweep: ``"degree"`` the
+            paper's degree buckets (:data:`jaxmatch.community.buckets.BUCKETS`); ``"hash"``
+            seven classes by a multiplicative hash of the vertex id, so that every step moves
+            hubs and low-degree vertices together, as a sequential sweep in random order meets
+            them; ``"auto"`` (default) ``"hash"`` on a level with a vertex of more than 319
+            stored entries (the paper's top bucket), ``"degree"`` on the others
+            (:func:`jaxmatch.community.buckets.vertex_buckets`). With degree buckets every
+            leaf of a hub joins it in the first step, before the hubs move, and the level
+            ends far below the sequential method's modularity on RMAT graphs (see
+            :mod:`jaxmatch.community.louvain`).
         order: the order of the degree buckets in a sweep
             (:mod:`jaxmatch.community.louvain`, "Bucket order"): 0 the paper's,
             lowest degrees first; 1 highest first; 2 (default) lowest first on
@@ -82,6 +92,7 @@ class Config(NamedTuple):
     shift_max: int = 32
     shift_unroll: int = 4
     resolve_rounds: int = 2
+    buckets: str = "auto"
     order: int = 2
     sort_method: str = "auto"
     run_sums: str = "auto"

@@ -16,7 +16,8 @@ sentinel id (the vertex capacity), so the loop has fixed shapes, compiles
 once per capacity and vmaps over a batch. One level:
 
 1. **Buckets** (:mod:`jaxmatch.community.buckets`): the level's non-loop
-   entries sorted once by the degree bucket of their source.
+   entries sorted once by the bucket of their source: its degree bucket, or on a
+   level with hubs a class by a hash of its id (``Config.buckets``, below).
 2. **Modularity optimisation** (Algorithms 1 and 2,
    :mod:`jaxmatch.community.moves`): every vertex starts alone; sweeps over
    the buckets move all vertices of a bucket at once, with filters that make
@@ -53,6 +54,21 @@ these choices are in ``experiments/RESULTS.md``):
   graphs (Q about 0.1-0.2, where a few misplaced hubs matter). It costs one
   more optimisation on the input graph, which starts near a local optimum (a
   few sweeps).
+* Buckets on levels with hubs (``Config.buckets="auto"``, the default): a
+  level with a vertex of more than 319 stored entries (the paper's top degree
+  bucket) moves its vertices in seven classes by a hash of the id, not by
+  degree. With degree buckets every leaf of a hub joins the hub's community
+  in the first step, before any hub moves; the hubs' communities then end up
+  about equal (on RMAT scale 19: some 20 communities of 5% of the degree each,
+  where igraph's have 13-20%) and the partition is a trap that even igraph's
+  Leiden started from it does not leave (Q 0.0792 against 0.0855 from
+  singletons). Mixed classes move hubs and leaves in every step, as a
+  sequential sweep in random order meets them: on RMAT with 7.7M edges Q
+  0.0787 -> 0.0854 (Louvain) and 0.0789 -> 0.0861 (Leiden, above igraph's
+  Leiden), on power law with 10.4M edges 0.1754 -> 0.1799, at 1.8x and 0.8x
+  the time (one H200, ``experiments/RESULTS.md``, session 39). Levels without
+  hubs (meshes, roads) keep the degree buckets, whose narrow rows the in-row
+  grouping serves (hash classes measured 9-28% slower there at the same Q).
 * Bucket order: the paper's Algorithm 1 runs the buckets from the lowest
   degrees up. On the first level that is the order here too; the coarse
   levels and the refinement (``Config.order`` = 2, the default) run their

@@ -2,7 +2,8 @@
 
 :func:`optimise` (Algorithm 1) starts from a partition of the level's graph
 (singletons on a fresh level, the final partition in the refinement) and runs
-*iterations* (sweeps). A sweep runs the non-empty degree buckets in turn,
+*iterations* (sweeps). A sweep runs the non-empty buckets (degree buckets,
+or hash classes on a level with hubs: ``Config.buckets``) in turn,
 lowest degrees first as the paper does (or highest first, ``high``); inside a
 bucket all vertices choose a move at once (:func:`move_bucket`, Algorithm 2)
 and move together. The community totals a_c and sizes are updated after each

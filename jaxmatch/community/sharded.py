@@ -8,8 +8,9 @@ The first level, the only one of the size of the input, runs under
 **Level one, sharded.** Device d holds the rows of its vertex range (see
 :mod:`jaxmatch.shard`); the community of every vertex ``comm``, the degrees
 ``k`` and the community totals ``tot`` are replicated. Once per call each
-device sorts its non-loop entries by the degree bucket of their source (the
-one-device solver's buckets, :mod:`jaxmatch.community.buckets`; one stable
+device sorts its non-loop entries by the bucket of their source (the
+one-device solver's buckets and rule, :mod:`jaxmatch.community.buckets`, with
+the mesh's largest row for ``Config.buckets="auto"``; one stable
 sort, so rows stay contiguous). A pass (sweep) runs the buckets that are
 non-empty on the mesh in turn, lowest degrees first (``high``: highest
 first), and in the turn of bucket b:
@@ -199,10 +200,10 @@ def _moves(sg, resolution, threshold, relative, start, high, *, max_iters: int, 
             x = tot * inv
             return intra * inv - resolution * jnp.sum(x * x)
 
-        # the degree buckets of the one-device solver (community.buckets): this device's non-loop
+        # the buckets of the one-device solver (community.buckets): this device's non-loop
         # entries sorted once by the bucket of their source (stable: rows stay contiguous), so a
         # turn reads its bucket's entries through a window of one of a few static lengths
-        of_own = vertex_buckets(span)
+        of_own = vertex_buckets(span, mine, cfg.buckets, lax.pmax(jnp.max(span, initial=0), axis))
         of_all = lax.all_gather(of_own.astype(jnp.int8), axis, tiled=True)
         key = jnp.where(off, take(of_own, u_loc, N_BUCKETS), N_BUCKETS)
         b_count = per_bucket(jnp.ones_like(key), key, jnp.sum).astype(jnp.int32)
