@@ -26,6 +26,7 @@ import jaxmatch
 from jaxmatch import (BipartiteGraph, FlowNetwork, Graph, GraphInputError, Preferences, b_suitor, certify,
                       greedy_b_matching, greedy_matching, initial_matching, locally_dominant, louvain, max_flow,
                       maximum_matching, min_cut, stable_marriage, stack_preferences, suitor)
+from jaxmatch.community import config as CF
 from tests.test_stable import gs_reference
 
 MODES = ["eager", "jit", "vmap"]
@@ -415,14 +416,18 @@ def test_stable_marriage_matrix(config, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("refine", [True, False])
-def test_louvain_matrix(refine, mode):
+@pytest.mark.parametrize("refine, buckets", [(True, "auto"), (False, "auto"), (True, "hash")])
+def test_louvain_matrix(refine, buckets, mode):
+    """Louvain eagerly, under jit and vmap equals the solo run, certified; with and without the
+    refinement, and with the hash classes (``Config.buckets``; "auto" gives these small graphs,
+    which have no vertex of more than 319 entries, the degree buckets)."""
     graphs = weighted_graphs()
-    out = run(mode, lambda g: louvain(g, refine=refine), [(g,) for g in graphs], (batch("graph"),))
+    cfg = CF.Config(buckets=buckets)
+    out = run(mode, lambda g: louvain(g, refine=refine, config=cfg), [(g,) for g in graphs], (batch("graph"),))
     for g, res in zip(graphs, out):
         n = int(g.n)
         labels = np.asarray(res.labels)[:n]
-        solo = louvain(g, refine=refine)
+        solo = louvain(g, refine=refine, config=cfg)
         assert int(res.status) == int(solo.status)
         np.testing.assert_array_equal(labels, solo.labels)
         certify.check_partition(g, labels)

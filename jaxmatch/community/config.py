@@ -26,7 +26,7 @@ class Config(NamedTuple):
     Hashable, so ``jit`` takes it as a static argument and it is part of the
     cache key. The window classes, the in-row grouping and the sort method
     change the compiled program only: every value gives the same partition,
-    bit for bit. ``order`` and ``resolve_rounds`` change which moves are made.
+    bit for bit. ``buckets``, ``order`` and ``resolve_rounds`` change which moves are made.
 
     Attributes:
         single_class_max: entry capacities up to this use one window class,
