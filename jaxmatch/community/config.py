@@ -54,10 +54,8 @@ class Config(NamedTuple):
             hubs and low-degree vertices together, as a sequential sweep in random order meets
             them; ``"auto"`` (default) ``"hash"`` on a level with a vertex of more than 319
             stored entries (the paper's top bucket), ``"degree"`` on the others
-            (:func:`jaxmatch.community.buckets.vertex_buckets`). With degree buckets every
-            leaf of a hub joins it in the first step, before the hubs move, and the level
-            ends far below the sequential method's modularity on RMAT graphs (see
-            :mod:`jaxmatch.community.louvain`).
+            (:func:`jaxmatch.community.buckets.vertex_buckets`; why:
+            :mod:`jaxmatch.community.louvain`, "Buckets on levels with hubs").
         order: the order of the degree buckets in a sweep
             (:mod:`jaxmatch.community.louvain`, "Bucket order"): 0 the paper's,
             lowest degrees first; 1 highest first; 2 (default) lowest first on

@@ -58,17 +58,14 @@ these choices are in ``experiments/RESULTS.md``):
   level with a vertex of more than 319 stored entries (the paper's top degree
   bucket) moves its vertices in seven classes by a hash of the id, not by
   degree. With degree buckets every leaf of a hub joins the hub's community
-  in the first step, before any hub moves; the hubs' communities then end up
-  about equal (on RMAT scale 19: some 20 communities of 5% of the degree each,
-  where igraph's have 13-20%) and the partition is a trap that even igraph's
-  Leiden started from it does not leave (Q 0.0792 against 0.0855 from
-  singletons). Mixed classes move hubs and leaves in every step, as a
-  sequential sweep in random order meets them: on RMAT with 7.7M edges Q
-  0.0787 -> 0.0854 (Louvain) and 0.0789 -> 0.0861 (Leiden, above igraph's
-  Leiden), on power law with 10.4M edges 0.1754 -> 0.1799, at 1.8x and 0.8x
-  the time (one H200, ``experiments/RESULTS.md``, session 39). Levels without
-  hubs (meshes, roads) keep the degree buckets, whose narrow rows the in-row
-  grouping serves (hash classes measured 9-28% slower there at the same Q).
+  in the first step, before any hub moves; the hubs' communities are then too
+  heavy to merge, the levels above split the graph's core into many equal
+  communities, and the partition is a trap that even igraph's Leiden started
+  from it does not leave. Mixed classes move hubs and leaves in every step,
+  as a sequential sweep in random order meets them, and end at a higher
+  modularity on RMAT and power-law graphs. Levels without hubs
+  (meshes, roads) keep the degree buckets, whose narrow rows the in-row
+  grouping serves faster. Measurements: ``experiments/RESULTS.md``, session 39.
 * Bucket order: the paper's Algorithm 1 runs the buckets from the lowest
   degrees up. On the first level that is the order here too; the coarse
   levels and the refinement (``Config.order`` = 2, the default) run their
