@@ -77,6 +77,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threshold-large", type=float, default=None,
                    help="threshold_large of both solvers (default: theirs, 1e-2)")
+    p.add_argument("--buckets", choices=("auto", "degree", "hash"), default=None,
+                   help="Config.buckets of both solvers (default: theirs, 'auto')")
     args = p.parse_args(argv)
     import jax
     import jaxmatch
@@ -84,7 +86,8 @@ def main(argv=None):
     rows = []
     out = pathlib.Path(os.environ.get("OUT") or pathlib.Path(__file__).parent / "results")
     out.mkdir(parents=True, exist_ok=True)
-    tag = "" if args.threshold_large is None else f"_tl{args.threshold_large:g}"
+    tag = ("" if args.threshold_large is None else f"_tl{args.threshold_large:g}") + \
+        ("" if args.buckets is None else f"_{args.buckets}")
     path = out / f"bench_leiden_{jax.default_backend()}{tag}_{'_'.join(args.classes)}.json"
     for cls in args.classes:
         A = sp.csr_array(make_graph(cls, vertices_for(cls, int(args.edges)), args.seed))
@@ -94,6 +97,9 @@ def main(argv=None):
                            1 << max(4, (n - 1).bit_length()), 1 << max(4, (e - 1).bit_length()))
         row = dict(graph=cls, n=n, edges=int(g.n_edges))
         kw = {} if args.threshold_large is None else dict(threshold_large=args.threshold_large)
+        if args.buckets is not None:
+            from jaxmatch.community.config import Config
+            kw["config"] = Config(buckets=args.buckets)
         row["louvain"], _ = run_solver(lambda g: jaxmatch.louvain(g, throw=False, **kw), g, A, args.repeats)
         row["leiden"], labels = run_solver(lambda g: jaxmatch.leiden(g, throw=False, **kw), g, A, args.repeats)
         certify.check_partition(g, labels, connected=True)
