@@ -442,7 +442,8 @@ def test_bucket_order(high_first):
 def test_level_sweeps_both_orders():
     """With ``both`` (coarse levels and the refinement, ORDER = 2) a level runs in each bucket
     order from the same start and keeps the run at the higher Q (ties: lowest first): equal to
-    the better of two optimise calls. Without it, the plain optimise in ``opts.order``."""
+    the better of two optimise calls. Without it, the plain optimise in ``opts.order``; on hash
+    classes (``bk.hashed``) once with ``both`` too."""
     g, bk, start = _dolphins_level()
     assert CF.DEFAULT.order == 2                             # the default
     opts, static = jaxmatch.community._options(g)
@@ -455,6 +456,16 @@ def test_level_sweeps_both_orders():
     for both, ref in ((True, want), (False, low)):
         for a, b in zip(sweeps(jnp.bool_(both)), ref):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # hash classes have no degree order: ``both`` runs the level once, lowest class first
+    assert not bool(bk.hashed)
+    gr = BK.Level(g.adj.src, g.adj.indices, g.adj.weights, g.n)
+    hk = BK.buckets_of(gr, g.vertex_cap, cfg=CF.Config(buckets="hash"))
+    assert bool(hk.hashed)
+    once = jax.jit(lambda both: MV.level_sweeps(hk, start, opts, thr, both, cap))(jnp.bool_(True))
+    h_opt = jax.jit(lambda high: MV.optimise(hk, start, opts, thr, cap, high=high))
+    for a, b in zip(once, h_opt(False)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert float(h_opt(True)[1]) > float(once[1])            # so two orders would have kept the other
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -60,6 +60,7 @@ class Buckets(NamedTuple):
     k: jax.Array       # [N] weighted degrees (a loop counts twice)
     loops: jax.Array   # sum of the diagonal entries' contributions to sum_i e_{i -> C(i)}
     movable: jax.Array  # vertices with a non-loop entry (the ones that can move)
+    hashed: jax.Array  # bool: the buckets are hash classes (vertex_buckets), not degree buckets
 
 
 def _pad(a, e_cap, fill):
@@ -98,14 +99,18 @@ def vertex_buckets(deg, ids=None, rule: str = "auto", most=None):
     ids = jnp.arange(deg.shape[0]) if ids is None else ids
     h = (ids.astype(jnp.uint32) * jnp.uint32(2654435761)) >> jnp.uint32(16)
     by_hash = (h % jnp.uint32(N_BUCKETS)).astype(jnp.int32)
-    if rule == "degree":
-        b = by_degree
-    elif rule == "hash":
-        b = by_hash
-    else:
-        most = jnp.max(deg, initial=0) if most is None else most
-        b = jnp.where(most > BUCKETS[-2], by_hash, by_degree)
+    b = jnp.where(hash_rule(deg, rule, most), by_hash, by_degree)
     return jnp.where(deg > 0, b, -1)
+
+
+def hash_rule(deg, rule: str = "auto", most=None):
+    """Whether :func:`vertex_buckets` takes the hash classes (a bool array): always for
+    ``rule="hash"``, never for ``"degree"``, and for ``"auto"`` when ``most`` (default
+    ``max(deg)``) exceeds ``BUCKETS[-2]``."""
+    if rule in ("degree", "hash"):
+        return jnp.bool_(rule == "hash")
+    most = jnp.max(deg, initial=0) if most is None else most
+    return most > BUCKETS[-2]
 
 
 def run_lengths(ids, n_cap: int):
@@ -131,14 +136,17 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None, rule: str = "auto
     """Sort the first ``size`` entries of ``gr`` (all its valid ones) by bucket; arrays padded to e_cap.
 
     ``of`` (the bucket of each vertex) defaults to :func:`vertex_buckets` of
-    the stored-entry counts by ``rule``; a vertex with ``of = -1`` never moves. One
-    stable key-value sort (the key has N_BUCKETS + 1 values).
+    the stored-entry counts by ``rule``; a vertex with ``of = -1`` never moves.
+    ``hashed`` records whether :func:`hash_rule` chose the hash classes (False for a given
+    ``of``). One stable key-value sort (the key has N_BUCKETS + 1 values).
     """
     e_cap = gr.src.shape[0]
     src, dst, w = gr.src[:size], gr.dst[:size], gr.w[:size]
     k = degrees(src, dst, w, n_cap)
+    hashed = jnp.bool_(False)
     if of is None:
-        of = vertex_buckets(run_lengths(src, n_cap), rule=rule)
+        entries = run_lengths(src, n_cap)
+        of, hashed = vertex_buckets(entries, rule=rule), hash_rule(entries, rule)
     loop = src == dst
     key = jnp.where(loop | (src >= n_cap), N_BUCKETS, take(of, src, N_BUCKETS))
     key = jnp.where(key < 0, N_BUCKETS, key)
@@ -165,7 +173,7 @@ def group_by_bucket(gr: Level, n_cap: int, size: int, of=None, rule: str = "auto
     return Buckets(_pad(s, e_cap, n_cap), _pad(d, e_cap, n_cap), _pad(ww, e_cap, 0),
                    _pad(d_rank, e_cap, -1), start.astype(jnp.int32), count.astype(jnp.int32),
                    width.astype(jnp.int32), of, k, loops,
-                   jnp.sum(row_len > 0, dtype=jnp.int32))
+                   jnp.sum(row_len > 0, dtype=jnp.int32), hashed)
 
 
 def buckets_of(gr: Level, n_cap: int, of=None, axis=None, cfg: Config = DEFAULT) -> Buckets:

@@ -419,7 +419,11 @@ def level_sweeps(bk: Buckets, start, opts: Options, threshold, both, max_iters: 
     """:func:`optimise` of one level from ``start`` in the bucket order ``opts.order`` (0: lowest
     degrees first, 1: highest first); with ``both``, once in each order, and the run at the
     higher modularity is kept (ties: lowest first). Returns :func:`optimise`'s tuple for the kept
-    run (its sweeps only). One compiled copy of :func:`optimise`, in a loop of one or two trips."""
+    run (its sweeps only). One compiled copy of :func:`optimise`, in a loop of one or two trips.
+    Hash classes (``bk.hashed``) have no degree order, so there ``both`` runs once: a second
+    order of the classes was a second arbitrary order at the cost of the level's sweeps again
+    (RESULTS.md, session 40)."""
+    both = both & ~bk.hashed
     def trial(t, best):
         run = optimise(bk, start, opts, threshold, max_iters, axis,
                        high=jnp.where(both, t == 1, opts.order == 1), cfg=cfg)

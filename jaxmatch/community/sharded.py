@@ -97,7 +97,8 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, prefix, segment_argmin, take
 from jaxmatch._validate import _float_dtype, next_pow2
 from jaxmatch.community.aggregation import aggregate, coarse_ids
-from jaxmatch.community.buckets import N_BUCKETS, Level, per_bucket, stable_sort_with_positions, vertex_buckets
+from jaxmatch.community.buckets import (N_BUCKETS, Level, hash_rule, per_bucket, stable_sort_with_positions,
+                                       vertex_buckets)
 from jaxmatch.community.config import Config
 from jaxmatch.community.moves import _group_shift, _group_sort, bucket_order, exclusive_moves, settle_conflicts
 from jaxmatch.community.size_classes import by_class, window_classes
@@ -315,12 +316,21 @@ def level_sweeps(sg, resolution, threshold, relative, start=None, *, both: bool,
     """:func:`level_one` (keywords ``kw``) in the bucket order of ``Config.order`` (``order``): with
     order 2 and ``both``, once lowest and once highest degrees first, keeping the run of higher Q
     (ties: the first), as the one-device solver's coarse levels and refinement do (two runs'
-    results are held at once)."""
+    results are held at once), and like it once where the level takes hash classes."""
+    both = both and not bool(hash_rule(None, kw.get("cfg", Config()).buckets, _most_entries(sg)))
     best = None
     for high in ((False, True) if order == 2 and both else (order == 1,)):
         run = level_one(sg, resolution, threshold, relative, start, high, **kw)
         best = run if best is None or float(run[1]) > float(best[1]) else best
     return best
+
+
+@jax.jit
+def _most_entries(sg):
+    """The most stored entries of one vertex of ``sg`` (what the bucket rule compares)."""
+    valid = sg.src < sg.vertex_cap
+    rows = jnp.where(valid, sg.src, sg.vertex_cap).ravel()
+    return jnp.max(jax.ops.segment_sum(valid.astype(jnp.int32).ravel(), rows, sg.vertex_cap + 1)[:-1])
 
 
 def first_device(devices):
