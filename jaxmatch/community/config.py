@@ -61,7 +61,7 @@ class Config(NamedTuple):
             lowest degrees first; 1 highest first; 2 (default) lowest first on
             the first level, and on the coarse levels and in the refinement
             both orders from the same start, keeping the run at the higher
-            modularity.
+            modularity (one run on a level of hash classes: ``buckets``).
         sort_method: how :func:`jaxmatch.community.aggregation.pair_groups`
             sorts: ``"auto"`` (default: by ``jax.default_backend()``),
             ``"kv"`` (key-value sorts, radix sorts on a GPU) or ``"key"``

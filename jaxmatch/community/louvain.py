@@ -73,8 +73,10 @@ these choices are in ``experiments/RESULTS.md``):
   hubs, and the big communities, choose first), and keep the run at the
   higher modularity. Neither order alone keeps both heavy-tailed classes
   (power-law, RMAT) close to the sequential method; the second run costs the
-  coarse levels' sweeps again. ``Config.order`` 0 and 1 pick one order
-  everywhere.
+  coarse levels' sweeps again. A level on hash classes has no degree order and
+  runs once (a second class order was another arbitrary order: same modularity
+  on power law, 1% less on RMAT, the sweeps twice; session 40). ``Config.order``
+  0 and 1 pick one order everywhere.
 * ``threshold_large`` is relative (gain >= ``threshold_large * |Q|``), the
   paper's t_bin absolute: the two agree on mesh-like graphs (Q near 1), but
   the absolute rule ends the first level of a power-law graph (Q about 0.1)
