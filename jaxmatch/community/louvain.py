@@ -74,8 +74,8 @@ these choices are in ``experiments/RESULTS.md``):
   higher modularity. Neither order alone keeps both heavy-tailed classes
   (power-law, RMAT) close to the sequential method; the second run costs the
   coarse levels' sweeps again. A level on hash classes has no degree order and
-  runs once (a second class order was another arbitrary order: same modularity
-  on power law, 1% less on RMAT, the sweeps twice; session 40). ``Config.order``
+  runs once: a second class order is only another arbitrary order, at the
+  cost of the sweeps again (``experiments/RESULTS.md``, session 40). ``Config.order``
   0 and 1 pick one order everywhere.
 * ``threshold_large`` is relative (gain >= ``threshold_large * |Q|``), the
   paper's t_bin absolute: the two agree on mesh-like graphs (Q near 1), but
