@@ -230,6 +230,9 @@ def refine_reference(u, v, w, n, part, resolution=1.0):
 
 
 REFINE = jax.jit(lambda gr, comm: RF.refine_partition(gr, comm, 1.0, 1000, gr.src.shape[0]))
+# the candidates' entries sorted in classes of 1/4, 1/16 ... of the level's (tiny classes here)
+TINY = CF.Config(single_class_max=8, window_min=4)
+REFINE_CLASSES = jax.jit(lambda gr, comm: RF.refine_partition(gr, comm, 1.0, 1000, gr.src.shape[0], cfg=TINY))
 SPLIT = jax.jit(lambda gr, lab: RF.split_components(gr, lab, gr.src.shape[0]))
 
 
@@ -253,13 +256,23 @@ def test_refinement_equals_sequential_rule_and_is_connected(random_runs):
         if np.any(w != np.round(w)):
             continue
         for part in (np.asarray(res.levels)[0], rng.integers(0, max(1, n // 4), n)):
-            sub, rounds, merges, hit = REFINE(_level(g), _padded(part))
+            out = REFINE(_level(g), _padded(part))
+            if i < 40:      # rounds in the smallest class that holds their candidates: the same bits
+                for a, b in zip(out, REFINE_CLASSES(_level(g), _padded(part))):
+                    np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=f"graph {i}")
+            sub, rounds, merges, hit = out
             sub = np.asarray(sub)[:n]
             np.testing.assert_array_equal(sub, refine_reference(u, v, w, n, part), err_msg=f"graph {i}")
             assert not bool(hit) and int(merges) == n - np.unique(sub).size
             pairs = np.unique(np.c_[sub, part], axis=0)
             assert np.unique(pairs[:, 0]).size == pairs.shape[0]           # R refines P
             certify.check_partition(g, np.unique(sub, return_inverse=True)[1], connected=True)
+
+
+def test_candidate_classes():
+    assert RF.candidate_classes(1 << 18) == [1 << 18]                 # up to single_class_max: one
+    assert RF.candidate_classes(1 << 21) == [1 << 21, 1 << 19, 1 << 17]
+    assert RF.candidate_classes(256, TINY) == [256, 64, 16, 4]
 
 
 def test_split_equals_scipy_components():

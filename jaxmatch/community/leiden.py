@@ -137,8 +137,8 @@ def leiden(g, opts: Options, passes, *, max_levels: int, max_iters: int, axis=No
                                                   max_iters, axis, cfg)
         part, _ = renumber(comm, real)                     # P, 0 .. k-1 (-1 past n)
         sub, rounds, merges, hit_r = per_class(
-            lambda size, gr, comm: refine_partition(gr, comm, opts.resolution, rounds_max, size,
-                                                    cfg.sort_method), gr, comm)
+            lambda size, gr, comm: refine_partition(gr, comm, opts.resolution, rounds_max, size, axis, cfg),
+            gr, comm)
         to_coarse, n_coarse = coarse_ids(sub, real)
         shrinks = n_coarse < gr.n
         level = st.level + 1

@@ -50,21 +50,24 @@ Splitting a community whose parts share no edge never lowers the modularity
 (the parts' edge term is unchanged and the null-model term drops by
 ``2 gamma K_A K_B / (2m)^2``).
 
-Cost: per refinement round one sort of the level's entries (grouping the
-(vertex, subcommunity) pairs, :func:`jaxmatch.community.aggregation.pair_groups`)
-and O(entries + n) gathers and segment sums; per split iteration O(entries + n).
+Cost: per refinement round one sort of the round's candidates' entries (grouping the
+(vertex, subcommunity) pairs, :func:`jaxmatch.community.aggregation.pair_groups`, in a
+static class that holds them: :func:`candidate_classes`) and O(entries + n) gathers and
+segment sums; per split iteration O(entries + n).
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import take
+from jaxmatch._ops import prefix, smallest_fit, switch, take
 from jaxmatch.community.aggregation import pair_groups
 from jaxmatch.community.buckets import Level
+from jaxmatch.community.config import DEFAULT, Config
 from jaxmatch.community.modularity import degrees
 from jaxmatch.community.moves import sparse_reduce
 
@@ -76,7 +79,17 @@ class RefineState(NamedTuple):
     go: jax.Array       # the last round moved a vertex
 
 
-def refine_partition(gr: Level, comm, resolution, max_rounds, size: int, sort_method: str = "auto"):
+def candidate_classes(size: int, cfg: Config = DEFAULT) -> list[int]:
+    """Static lengths of a round's candidate entries: ``size``, and past ``cfg.single_class_max``
+    also size / 4, size / 16 ... >= ``cfg.window_min`` (few copies: the rounds after the first
+    two merge few vertices, whose entries fit a small class)."""
+    sizes = [size]
+    while size > cfg.single_class_max and sizes[-1] // 4 >= cfg.window_min:
+        sizes.append(sizes[-1] // 4)
+    return sizes
+
+
+def refine_partition(gr: Level, comm, resolution, max_rounds, size: int, axis=None, cfg: Config = DEFAULT):
     """Leiden's refinement R of the partition ``comm`` [N] (N in padding) of the level's graph
     ``gr``, from its first ``size`` entries (all its valid ones).
 
@@ -84,6 +97,11 @@ def refine_partition(gr: Level, comm, resolution, max_rounds, size: int, sort_me
     the id of a member (N in padding); the rounds run, the vertices merged, and whether
     ``max_rounds`` stopped the rounds while a vertex still moved. Every subcommunity lies inside
     one community and induces a connected subgraph (see the module docstring).
+
+    A round groups only its candidates' entries, moved in entry order to the front and sorted
+    in the smallest of :func:`candidate_classes` that holds them (under ``jax.vmap(...,
+    axis_name=axis)`` the batch's largest), so the late rounds, with few candidates left, sort
+    few entries; the groups and their sums are those of the whole level's entries (the same bits).
     """
     n_cap = comm.shape[0]
     src, dst, w = gr.src[:size], gr.dst[:size], gr.w[:size]
@@ -108,13 +126,27 @@ def refine_partition(gr: Level, comm, resolution, max_rounds, size: int, sort_me
         cand = real & (sub == ids) & (members == 1) & well & (inv2m > 0)
         # the (v, S) pairs of candidates v and well-connected subcommunities S of C(v) - v
         use = cross & take(cand, src, False) & take(well, r_d, False)
-        grp = pair_groups(jnp.where(use, src, n_cap), jnp.where(use, r_d, n_cap), n_cap, sort_method)
-        e = jax.ops.segment_sum(jnp.where(use, w, 0), jnp.where(use, grp.grp, size), size)  # w(v, S)
-        ok = grp.head & (grp.a < n_cap)
-        v, s = grp.a, grp.b
-        score = jnp.where(ok, e - resolution * (take(k, v, 0) * take(k_sub, s, 0)) * inv2m, -jnp.inf)
-        best = sparse_reduce("max", score, v, ok, n_cap, -jnp.inf)
-        target = sparse_reduce("min", s, v, ok & (score == take(best, v, jnp.inf)), n_cap, n_cap)
+        slot = jnp.where(use, prefix(use, dtype=jnp.int32) - 1, size)     # in entry order
+        cv = jnp.full(size, n_cap, jnp.int32).at[slot].set(src, mode="drop")
+        cs = jnp.full(size, n_cap, jnp.int32).at[slot].set(r_d, mode="drop")
+        cw = jnp.zeros(size, w.dtype).at[slot].set(w, mode="drop")
+
+        def pick(length, cv, cs, cw, k_sub):     # (best score, target) of each candidate
+            cv, cs, cw = cv[:length], cs[:length], cw[:length]
+            grp = pair_groups(cv, cs, n_cap, cfg.sort_method)
+            e = jax.ops.segment_sum(cw, jnp.where(cv < n_cap, grp.grp, length), length)  # w(v, S)
+            ok = grp.head & (grp.a < n_cap)
+            v, s = grp.a, grp.b
+            score = jnp.where(ok, e - resolution * (take(k, v, 0) * take(k_sub, s, 0)) * inv2m, -jnp.inf)
+            best = sparse_reduce("max", score, v, ok, n_cap, -jnp.inf)
+            return best, sparse_reduce("min", s, v, ok & (score == take(best, v, jnp.inf)), n_cap, n_cap)
+
+        used = jnp.sum(use, dtype=jnp.int32)
+        if axis is not None:
+            used = lax.pmax(used, axis)
+        lengths = candidate_classes(size, cfg)
+        best, target = switch(smallest_fit(lengths, used), [partial(pick, n) for n in lengths],
+                              cv, cs, cw, k_sub)
         want = cand & (target < n_cap) & (best >= 0)
         # targeted vertices stay; in a mutual pair the smaller id moves into the larger
         hits = jax.ops.segment_sum(want.astype(jnp.int32), jnp.where(want, target, n_cap), n_cap)
