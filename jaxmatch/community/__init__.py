@@ -388,9 +388,9 @@ def leiden(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6, thresh
     Works eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch made
     by :func:`jaxmatch.stack`, compiling once per capacity pair and ``config``
     (:class:`LeidenResult` gives the shapes). Cost per level: the sweeps of
-    :func:`louvain`'s levels, one sort of the level's entries per refinement
-    round and one for the aggregation; O(entries + n) per iteration of the
-    final split. Self-loops and an edgeless graph as in :func:`louvain`.
+    :func:`louvain`'s levels, per refinement round one sort of the entries of
+    the vertices that may still merge, one sort for the aggregation;
+    O(entries + n) per iteration of the final split. Self-loops and an edgeless graph as in :func:`louvain`.
 
     Args:
         g: the undirected graph (:class:`jaxmatch.Graph`; a batch from

@@ -68,7 +68,7 @@ runs on the smallest of the level classes that holds the level's entries
 (:mod:`jaxmatch.community.size_classes`; one class for small capacities).
 
 Cost per level: the local moving's sweeps (:mod:`jaxmatch.community.moves`),
-one sort per refinement round, one sort for the aggregation; at the end
+one sort per refinement round (of its candidates' entries), one for the aggregation; at the end
 O(entries + n) per iteration of the split.
 """
 from __future__ import annotations
