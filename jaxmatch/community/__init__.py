@@ -390,7 +390,8 @@ def leiden(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6, thresh
     (:class:`LeidenResult` gives the shapes). Cost per level: the sweeps of
     :func:`louvain`'s levels, per refinement round one sort of the entries of
     the vertices that may still merge, one sort for the aggregation;
-    O(entries + n) per iteration of the final split. Self-loops and an edgeless graph as in :func:`louvain`.
+    O(entries + n) per iteration of the final split. Self-loops and an
+    edgeless graph as in :func:`louvain`.
 
     Args:
         g: the undirected graph (:class:`jaxmatch.Graph`; a batch from

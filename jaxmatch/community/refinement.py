@@ -57,19 +57,19 @@ segment sums; per split iteration O(entries + n).
 """
 from __future__ import annotations
 
-from functools import partial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import prefix, smallest_fit, switch, take
+from jaxmatch._ops import prefix, take
 from jaxmatch.community.aggregation import pair_groups
 from jaxmatch.community.buckets import Level
 from jaxmatch.community.config import DEFAULT, Config
 from jaxmatch.community.modularity import degrees
 from jaxmatch.community.moves import sparse_reduce
+from jaxmatch.community.size_classes import by_class
 
 
 class RefineState(NamedTuple):
@@ -141,12 +141,9 @@ def refine_partition(gr: Level, comm, resolution, max_rounds, size: int, axis=No
             best = sparse_reduce("max", score, v, ok, n_cap, -jnp.inf)
             return best, sparse_reduce("min", s, v, ok & (score == take(best, v, jnp.inf)), n_cap, n_cap)
 
-        used = jnp.sum(use, dtype=jnp.int32)
-        if axis is not None:
-            used = lax.pmax(used, axis)
-        lengths = candidate_classes(size, cfg)
-        best, target = switch(smallest_fit(lengths, used), [partial(pick, n) for n in lengths],
-                              cv, cs, cw, k_sub)
+        best, target = by_class(pick, jnp.sum(use, dtype=jnp.int32), size, cv, cs, cw, k_sub,
+                                classes=lambda size, shared, cfg: candidate_classes(size, cfg),
+                                axis=axis, cfg=cfg)
         want = cand & (target < n_cap) & (best >= 0)
         # targeted vertices stay; in a mutual pair the smaller id moves into the larger
         hits = jax.ops.segment_sum(want.astype(jnp.int32), jnp.where(want, target, n_cap), n_cap)

@@ -317,9 +317,9 @@ def level_sweeps(sg, resolution, threshold, relative, start=None, *, both: bool,
     order 2 and ``both``, once lowest and once highest degrees first, keeping the run of higher Q
     (ties: the first), as the one-device solver's coarse levels and refinement do (two runs'
     results are held at once), and like it once where the level takes hash classes."""
-    both = both and not bool(hash_rule(None, kw.get("cfg", Config()).buckets, _most_entries(sg)))
+    both = both and order == 2 and not bool(hash_rule(None, kw.get("cfg", Config()).buckets, _most_entries(sg)))
     best = None
-    for high in ((False, True) if order == 2 and both else (order == 1,)):
+    for high in ((False, True) if both else (order == 1,)):
         run = level_one(sg, resolution, threshold, relative, start, high, **kw)
         best = run if best is None or float(run[1]) > float(best[1]) else best
     return best
