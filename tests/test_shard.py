@@ -1,7 +1,6 @@
 """Graphs sharded over several devices (issue 22, item 3): jaxmatch.shard, ShardedGraph, and Suitor with
 shard_map. The multi-device runs use 4 host CPU devices in a subprocess (the device count is fixed when JAX
 starts); the checks in this process use a one-device mesh."""
-import os
 import subprocess
 import sys
 
@@ -145,7 +144,7 @@ print("ok", checked)
 """
 
 
-def test_sharded_solvers_on_four_devices_equal_one_device():
+def test_sharded_solvers_on_four_devices_equal_one_device(subprocess_env):
     """On 4 host devices (a line mesh, and one axis of a 2 x 2 mesh), Suitor on the sharded graph
     gives the single-device Suitor's matching, the greedy matching and its weight, certified, on random
     graphs with tied, random and unit weights, self-loops, repeated and zero-weight edges; and APFB /
@@ -155,7 +154,7 @@ def test_sharded_solvers_on_four_devices_equal_one_device():
     larger than a device's share stays split over the mesh, the same entries as a ShardedGraph of the
     communities' edges, and Louvain through it is certified."""
     out = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "JAX_PLATFORMS": "cpu"})
+                         env=subprocess_env)
     assert out.returncode == 0 and out.stdout.strip() == "ok 41", (out.stdout[-500:], out.stderr[-3000:])
 
 
