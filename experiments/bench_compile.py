@@ -20,7 +20,7 @@ executable must compute what a compiled one does).
 
 Solvers: ``maximum_matching`` (default, then each ``method``), ``max_flow``,
 ``min_cut``, ``suitor``, ``locally_dominant``, ``b_suitor`` (b = 2),
-``stable_marriage``, ``louvain``, and ``jax.vmap`` of ``maximum_matching``
+``stable_marriage``, ``louvain``, ``leiden``, and ``jax.vmap`` of ``maximum_matching``
 and of ``louvain`` over a batch of ``--batch`` graphs (the batch holds the
 size's edges in all). Inputs (experiments/generators.py), with about the
 size's number of edges (arcs, list entries): uniform random bipartite
@@ -67,7 +67,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SIZES = {"small": 1_000, "medium": 100_000, "large": 10_000_000}
 SOLVERS = ["matching", "matching_apfb", "matching_apsb", "matching_graft", "matching_flow", "matching_auto",
            "max_flow", "min_cut", "suitor", "locally_dominant", "b_suitor", "stable_marriage", "louvain",
-           "vmap_matching", "vmap_louvain"]
+           "leiden", "vmap_matching", "vmap_louvain"]
 
 
 # --------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def _build(family: str, m: int, seed: int, batch: int) -> dict:
 
 
 FAMILY = {"max_flow": "flow", "min_cut": "flow", "suitor": "graph", "locally_dominant": "graph",
-          "b_suitor": "graph", "louvain": "graph", "stable_marriage": "stable",
+          "b_suitor": "graph", "louvain": "graph", "leiden": "graph", "stable_marriage": "stable",
           "vmap_matching": "batch_bipartite", "vmap_louvain": "batch_graph"}
 
 
@@ -151,11 +151,12 @@ def _solver(solver: str, d: dict, batch: int):
         if solver == "max_flow":
             return (lambda: jm.max_flow(net, s, t)), int(net.n_arcs), lambda r: int(r.flow_value)
         return (lambda: jm.min_cut(net, s, t)), int(net.n_arcs), lambda r: int(r.value)
-    if solver in ("suitor", "locally_dominant", "b_suitor", "louvain"):
+    if solver in ("suitor", "locally_dominant", "b_suitor", "louvain", "leiden"):
         g = jm.Graph.from_edges(d["u"], d["v"], d["w"], int(d["n"]))
         fn = {"suitor": lambda: jm.suitor(g), "locally_dominant": lambda: jm.locally_dominant(g),
-              "b_suitor": lambda: jm.b_suitor(g, 2), "louvain": lambda: jm.louvain(g)}[solver]
-        answer = (lambda r: round(float(r.modularity), 6)) if solver == "louvain" else \
+              "b_suitor": lambda: jm.b_suitor(g, 2), "louvain": lambda: jm.louvain(g),
+              "leiden": lambda: jm.leiden(g)}[solver]
+        answer = (lambda r: round(float(r.modularity), 6)) if solver in ("louvain", "leiden") else \
             (lambda r: round(float(r.weight), 3))
         return fn, int(g.n_edges), answer
     if solver == "stable_marriage":
