@@ -247,6 +247,9 @@ def test_push_kernels_lower_to_triton_with_relaxed_atomics():
         assert "triton" in text
 
 
+FLOW_CAPS = dict(vertex_capacity=64, arc_capacity=256)   # max_flow's XLA reference: one compilation for the module
+
+
 def test_max_flow_with_bfs_kernel():
     """max_flow with its global relabels' BFS in the kernel (interpret mode; one and three levels per
     loop iteration, the latter with the row bounds queued, Config.bounds; the push steps in XLA): the
@@ -262,7 +265,7 @@ def test_max_flow_with_bfs_kernel():
     tail, head = rng.integers(0, n, 150), rng.integers(0, n, 150)
     cases[1] = (tail, head, rng.integers(0, 9, 150), n, [0, 1, 2], [27, 28, 29])
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
-        net = FlowNetwork.from_edges(tail, head, cap, n)
+        net = FlowNetwork.from_edges(tail, head, cap, n, **FLOW_CAPS)     # the reference compiles once
         a = max_flow(net, s, t, kernel=False)
         b = max_flow(net, s, t, kernel=bfs_level.Config(block=4, width=2, programs=2, levels=1 + 2 * i, push=False,
                                                         bounds=i == 1))
@@ -305,7 +308,7 @@ def test_max_flow_with_push_kernel():
              bfs_level.Config(programs=2, push_block=4, push_width=2, relabel_from_push=False, fused=False),
              bfs_level.Config(programs=2, push_block=4, push_width=2, rounds=3, fused=False)]
     for i, (tail, head, cap, n, s, t) in enumerate(cases):
-        net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
+        net = FlowNetwork.from_edges(tail, head, cap, n, **FLOW_CAPS)
         super_t = np.concatenate([tail, np.full(len(s), n), t]).astype(np.int32)
         super_h = np.concatenate([head, s, np.full(len(t), n + 1)]).astype(np.int32)
         big_cap = np.concatenate([cap, np.full(len(s) + len(t), 10**7)]).astype(np.int32)
@@ -325,7 +328,7 @@ def test_max_flow_with_push_kernel():
     from jaxmatch.flow import _longest_inner_row
     solve = jax.jit(lambda net, s, t: max_flow(net, s, t, kernel=knobs[1]))
     for (tail, head, cap, n, s, t), short in ((cases[-1], True), (cases[1], False)):
-        net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
+        net = FlowNetwork.from_edges(tail, head, cap, n, **FLOW_CAPS)
         assert (int(_longest_inner_row(net, np.array(s), np.array(t))) <= 12) == short
         padded = [np.array(x + [-1] * (2 - len(x)), np.int32) for x in (s, t)]   # -1: ignored
         eager, traced = max_flow(net, s, t, kernel=knobs[1]), solve(net, *padded)
@@ -375,7 +378,7 @@ def test_bfs_kernel_is_refused_under_vmap():
     nets, values = [], []
     for seed in range(3):
         tail, head, cap, s, t, n = genrmf(3, 3, seed=seed)
-        nets.append(FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=32, arc_capacity=128))
+        nets.append(FlowNetwork.from_edges(tail, head, cap, n, **FLOW_CAPS))
         values.append(int(max_flow(nets[-1], s, t, kernel=False).flow_value))
     batch = jaxmatch.stack(nets)
     with pytest.raises(jaxmatch.GraphInputError, match="does not run under jax.vmap"):
@@ -511,7 +514,7 @@ def test_push_rounds_keep_the_queue_exact(from_push):
     from jaxmatch.flow.lanes import ladder
     from jaxmatch.kernels import push_flow
     tail, head, cap, s, t, n = genrmf(3, 3, seed=2)
-    net = FlowNetwork.from_edges(tail, head, cap, n, vertex_capacity=64, arc_capacity=256)
+    net = FlowNetwork.from_edges(tail, head, cap, n, **FLOW_CAPS)
     vc = net.vertex_cap
     src, snk = residual._mask_of(jnp.array([s]), vc), residual._mask_of(jnp.array([t]), vc)
     term = src | snk
