@@ -128,13 +128,14 @@ def test_vmap_batch_equals_single_runs(method, bfs):
 
 
 def test_degenerate_inputs():
+    """No edges, one row or one column: at CAPS, one compilation per method (the other tests' own)."""
     for method, bfs in COMBOS:
-        g = BipartiteGraph.from_edges([], [], 3, 2)
+        g = BipartiteGraph.from_edges([], [], 3, 2, **CAPS)
         res = maximum_matching(g, method=method, bfs=bfs)
         assert int(res.cardinality) == 0 and int(res.status) == 0 and res.row_mate.shape == (3,)
         for n in (1, 7):
-            for h in (BipartiteGraph.from_edges(np.zeros(n, int), np.arange(n), 1, n),
-                      BipartiteGraph.from_edges(np.arange(n), np.zeros(n, int), n, 1)):
+            for h in (BipartiteGraph.from_edges(np.zeros(n, int), np.arange(n), 1, n, **CAPS),
+                      BipartiteGraph.from_edges(np.arange(n), np.zeros(n, int), n, 1, **CAPS)):
                 check(h, maximum_matching(h, method=method, bfs=bfs), 1)
 
 
