@@ -20,8 +20,8 @@ xdist workers; removed when that process exits), so a program that a second test
 other worker, compiles again is read back rather than compiled. Nothing from an earlier run is
 used. ``JAXMATCH_TEST_NO_SHARED_CACHE=1`` turns it off. The scripts that tests run in a subprocess (several
 host devices) take the same cache through the ``subprocess_env`` fixture: there a program that the script
-compiled before under other static options (a solver config, say) is read back (the 4-device script of
-test_shard: 112 s -> 76 s)."""
+compiled before under other static options (a solver config, say) is read back (figures: RESULTS.md,
+session 41)."""
 
 import atexit
 import os
