@@ -1,5 +1,4 @@
 """solve_many: many graphs of mixed sizes, one jitted vmap per capacity bucket, answers in order."""
-import os
 import subprocess
 import sys
 
@@ -81,12 +80,12 @@ print("ok")
 """
 
 
-def test_solve_many_splits_buckets_over_devices():
+def test_solve_many_splits_buckets_over_devices(subprocess_env):
     """With 4 (host) devices, solve_many splits each bucket over all of them (padded to a multiple
     of 4), and every answer equals scipy's; one device gives the same. A subprocess, as the device
     count is fixed when JAX starts."""
     out = subprocess.run([sys.executable, "-c", MULTI_DEVICE], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "JAX_PLATFORMS": "cpu"})
+                         env=subprocess_env)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
 
 
