@@ -20,6 +20,7 @@ Usage::
 
     python experiments/bench_assignment.py --small          # CPU smoke test
     python experiments/bench_assignment.py --small --tail 0 # the same with Jacobi rounds only (no tail)
+    python experiments/bench_assignment.py --small --kernel on  # the dense auction in the Pallas kernel
     python experiments/bench_assignment.py --dense 1000,2000,4000,8000 --sparse 100000,1000000 --batch 10000
 
 Writes JSON to $OUT (if set) or experiments/results/, prints a table last.
@@ -148,15 +149,17 @@ def batch_row(b, k, repeats, rng):
 
 
 TAIL = None   # --tail: the auction's Config.tail for every row (None: the library's defaults)
+KERNEL = None  # --kernel: the auction's Config.kernel for every row (None: the library's default)
 
 
 def _config(base):
     """The auction config a row runs: the library's default for its layout, or with ``--tail``."""
-    return base if TAIL is None else base._replace(tail=TAIL)
+    base = base if TAIL is None else base._replace(tail=TAIL)
+    return base if KERNEL is None else base._replace(kernel=KERNEL)
 
 
 def main(argv=None):
-    global TAIL
+    global TAIL, KERNEL
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dense", default="1000,2000,4000")
     ap.add_argument("--kinds", default="int,float")
@@ -169,10 +172,13 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--peer-limit", type=float, default=240.0)
     ap.add_argument("--small", action="store_true", help="a CPU smoke test")
+    ap.add_argument("--kernel", default="default", choices=("default", "on", "off"),
+                    help="the dense auction in one Pallas program per problem (Config.kernel; default: the library's)")
     ap.add_argument("--tail", type=int, default=None,
                     help="the auction's Config.tail for every row (0: Jacobi rounds only; default: the library's)")
     a = ap.parse_args(argv)
     TAIL = a.tail
+    KERNEL = {"default": None, "on": True, "off": False}[a.kernel]
     if a.small:
         a.dense, a.sparse, a.batch, a.repeats = "200", "2000", 50, 2
     if a.x64:
@@ -187,7 +193,8 @@ def main(argv=None):
 
     def save():
         path.write_text(json.dumps(dict(benchmark="assignment", date=stamp, device=device.device_kind,
-                                        platform=device.platform, jax=jax.__version__, tail=TAIL, rows=rows),
+                                        platform=device.platform, jax=jax.__version__, tail=TAIL, kernel=KERNEL,
+                                        rows=rows),
                                    indent=1))
 
     for n in [int(x) for x in a.dense.split(",") if x]:

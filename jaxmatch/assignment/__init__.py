@@ -129,6 +129,8 @@ def _solve_dense(cost, max_iters, maximize: bool, cfg: _au.Config | None = None)
 def _check_config(config) -> None:
     if config is not None and not isinstance(config, _au.Config):
         raise GraphInputError(f"config must be None or a jaxmatch.assignment.auction.Config, got {config!r}")
+    if config is not None and config.kernel is not None and not isinstance(config.kernel, bool):
+        raise GraphInputError(f"Config.kernel must be None or a bool, got {config.kernel!r}")
 
 
 def _check_matrix(cost, maximize: bool) -> None:

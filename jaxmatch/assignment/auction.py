@@ -60,6 +60,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmatch._ops import CONVERGED, MAX_ITERS, expand, offsets, smallest_fit, switch, take
+from jaxmatch.kernels import auction_dense
 from jaxmatch.status import Status
 
 INFEASIBLE = int(Status.INFEASIBLE)
@@ -84,12 +85,20 @@ class Config(NamedTuple):
         tail_width: the entries of the bidder's row that one step of the
             tail reads at a time in the sparse layout (the dense layout
             reads the whole row).
+        kernel: the dense layout's whole auction in one Pallas program per
+            problem (:mod:`jaxmatch.kernels.auction_dense`: every phase one
+            bid at a time, the answer of ``tail=N``; under ``vmap`` one
+            program per problem of the batch). None (the default): on the
+            GPU for float32 problems of at most :data:`KERNEL_MAX` persons;
+            True: for every float32 dense problem (the Pallas interpreter
+            off the GPU); False: never.
     """
     theta: float = 5.0
     eps0: float = 0.2
     min_rows: int = 256
     tail: int | None = None
     tail_width: int = 16
+    kernel: bool | None = None
 
 
 DEFAULT = Config()
@@ -97,6 +106,17 @@ DEFAULT = Config()
 # integer), while the sparse square problems of 2,000-row graphs took about 3x more rounds so
 # (experiments/RESULTS.md, session 17)
 DENSE = Config(theta=6.0, eps0=0.005)
+
+
+# the largest dense problem the kernel takes by default (experiments/RESULTS.md, session 42)
+KERNEL_MAX = 256
+
+
+def use_kernel(cfg: Config, n: int, dtype) -> bool:
+    """Whether a dense problem of ``n`` persons in ``dtype`` runs in the kernel (``cfg.kernel``)."""
+    if cfg.kernel is False or jnp.dtype(dtype) != jnp.float32:
+        return False
+    return bool(cfg.kernel) or (jax.default_backend() == "gpu" and n <= KERNEL_MAX)
 
 
 def resolve(cfg: Config, dense: bool, n: int) -> Config:
@@ -422,7 +442,16 @@ def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
 def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> State:
     """Run the auction to the end (CONVERGED, INFEASIBLE or MAX_ITERS after ``max_iters`` rounds);
     ``cfg.tail=None`` is the backend's choice for the problem's size (:func:`resolve`)."""
-    cfg = resolve(cfg, dense=width is not None, n=p.real.shape[0])
+    n = p.real.shape[0]
+    if width is not None and use_kernel(cfg, n, p.benefit.dtype):
+        price, assigned, rounds, phases, bids, status = auction_dense.solve(
+            p.benefit.reshape(n, n), rng, max_iters, theta=cfg.theta, eps0=cfg.eps0,
+            interpret=jax.default_backend() != "gpu")
+        ids = jnp.arange(n, dtype=jnp.int32)
+        owner = jnp.full(n, -1, jnp.int32).at[jnp.where(assigned >= 0, assigned, n)].set(ids, mode="drop")
+        zero = jnp.zeros((), price.dtype)
+        return State(price, owner, assigned, zero, zero, rounds, phases, bids, status, jnp.bool_(True))
+    cfg = resolve(cfg, dense=width is not None, n=n)
     st = init(p, rng, cfg)
     return lax.while_loop(lambda s: ~s.done, lambda s: step(s, p, rng, max_iters, width, cfg), st)
 
