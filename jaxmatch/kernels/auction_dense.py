@@ -51,6 +51,12 @@ INFEASIBLE = int(Status.INFEASIBLE)
 NEG = float("-inf")
 
 
+def _I(x):
+    """An int32 constant: the Triton lowering typed weak-typed Python ints in a ``where`` of a loop
+    body as i1 (JAX 0.11.2: 6 and -1 as ``true``)."""
+    return jnp.asarray(x, jnp.int32)
+
+
 def padded(m: int) -> int:
     """The program's vector length for ``m`` objects: a power of two, at least 32 (one warp)."""
     return max(32, 1 << max(m - 1, 0).bit_length())
@@ -60,9 +66,11 @@ def _warps(P: int) -> int:
     return max(1, min(4, P // 128))
 
 
-def _bid(c, row_of, ids, real, rng, max_iters, *, m: int, P: int, theta: float):
-    """One step: a bid of the carried bidder, or the end of a phase when nobody is free."""
+def _bid(c, row_of, ids, rng, max_iters, *, m: int, P: int, theta: float):
+    """One step: a bid of the carried bidder, or the end of a phase when nobody is free. (No bool
+    among the loop's values: the Triton lowering of a while loop carries them as i32 and yields i1.)"""
     price, owner, assigned, i, eps, start_max, rounds, phases, status = c
+    real = ids < m
     free = lambda a: jnp.min(jnp.where(real & (a < 0), ids, P))  # noqa: E731
     # the bid of i (computed from a clamped row when i == P, then discarded)
     val = row_of(jnp.minimum(i, P - 1)) - price
@@ -80,7 +88,7 @@ def _bid(c, row_of, ids, real, rng, max_iters, *, m: int, P: int, theta: float):
     b_assigned = jnp.where((ids == i) & ~stuck, j, b_assigned)
     b_rounds = rounds + 1
     runaway = ~stuck & (bid > start_max + 2 * (m + 1) * (rng + eps))
-    b_status = jnp.where(stuck | runaway, INFEASIBLE, jnp.where(b_rounds >= max_iters, MAX_ITERS, -1))
+    b_status = jnp.where(stuck | runaway, _I(INFEASIBLE), jnp.where(b_rounds >= max_iters, _I(MAX_ITERS), _I(-1)))
     b_next = jnp.where(prev >= 0, prev, free(b_assigned))
     # the end of a phase
     last = eps <= 1
@@ -94,18 +102,17 @@ def _bid(c, row_of, ids, real, rng, max_iters, *, m: int, P: int, theta: float):
             jnp.where(bidding | last, start_max, jnp.max(price)),
             jnp.where(bidding, b_rounds, rounds),
             phases + reset.astype(jnp.int32),
-            jnp.where(bidding, b_status, jnp.where(last, CONVERGED, -1)).astype(jnp.int32))
+            jnp.where(bidding, b_status, jnp.where(last, _I(CONVERGED), _I(-1))))
 
 
 def _run(row_of, rng, max_iters, *, m: int, P: int, theta: float, eps0: float):
     ids = lax.broadcasted_iota(jnp.int32, (P,), 0)
-    real = ids < m
     none = jnp.full((P,), -1, jnp.int32)
     eps = jnp.maximum(1.0, jnp.floor(rng * eps0))
     zero = jnp.zeros((), jnp.int32)
     c = (jnp.zeros((P,), jnp.float32), none, none, jnp.where(m > 0, zero, P), eps, jnp.zeros((), jnp.float32),
          zero, zero + 1, zero - 1)
-    step = partial(_bid, row_of=row_of, ids=ids, real=real, rng=rng, max_iters=max_iters, m=m, P=P, theta=theta)
+    step = partial(_bid, row_of=row_of, ids=ids, rng=rng, max_iters=max_iters, m=m, P=P, theta=theta)
     return lax.while_loop(lambda c: c[-1] < 0, step, c)
 
 
