@@ -413,9 +413,65 @@ def test_config_reaches_the_auction():
 def test_tail_default_by_backend_and_size(monkeypatch):
     """Config.tail=None resolves by backend and size (a static shape: a problem under vmap runs as it
     does alone): 16 on the CPU; on the GPU none up to 1,024 persons, else 1 dense and 4 sparse; a
-    tail given stays."""
+    tail given stays. Config.kernel=None: the kernel on the GPU only."""
     from jaxmatch.assignment import auction as au
+    assert not au.use_kernel(Config(), 8, jnp.float32)
     assert au.resolve(Config(), dense=True, n=5000).tail == 16
     monkeypatch.setattr(au.jax, "default_backend", lambda: "gpu")
     assert [au.resolve(Config(), dense=d, n=n).tail for d in (True, False) for n in (1024, 1025)] == [0, 1, 0, 4]
     assert au.resolve(Config(tail=7), dense=True, n=5000).tail == 7
+    # the dense kernel: by default on the GPU for float32 problems up to KERNEL_MAX persons; asked for, any
+    # float32 dense problem; never for float64 or when turned off
+    use = au.use_kernel
+    assert [use(Config(), n, jnp.float32) for n in (au.KERNEL_MAX, au.KERNEL_MAX + 1)] == [True, False]
+    assert not use(Config(), 8, np.float64) and not use(Config(kernel=False), 8, jnp.float32)
+    assert use(Config(kernel=True), 10**5, jnp.float32)
+
+
+def test_kernel_bids_as_the_sequential_auction():
+    """The dense auction in one Pallas program (``Config(kernel=True)``; the Pallas interpreter on the
+    CPU) makes the bids of the array auction with every phase one bid at a time (``tail`` past N),
+    bit for bit: assignment, potentials (from the prices), bids and phases, on float and integer
+    matrices with forbidden entries, a rectangular one among them; its pure-JAX twin too; the totals
+    are scipy's and the potentials certify them. A bid cap shows as MAX_ITERS; an infeasible matrix
+    as INFEASIBLE; under vmap each problem gets its solo answer."""
+    from jaxmatch.assignment.auction import DENSE
+    from jaxmatch.kernels import auction_dense
+    on, seq = DENSE._replace(kernel=True), DENSE._replace(kernel=False, tail=10**6)
+    rng = np.random.default_rng(11)
+    for shape, kind in (((9, 9), "float"), ((9, 9), "ties"), ((7, 9), "int")):
+        c = _matrix(rng, shape, kind)
+        c[rng.random(shape) < 0.25] = np.inf
+        c[np.arange(shape[0]), rng.permutation(shape[1])[:shape[0]]] = 1.0   # an assignment exists
+        k = _dense(jnp.asarray(c, jnp.float32), 10**6, False, on)
+        s = _dense(jnp.asarray(c, jnp.float32), 10**6, False, seq)
+        assert int(k[3]) == int(s[3]) == Status.CONVERGED
+        for a, b in zip(jax.tree_util.tree_leaves(k), jax.tree_util.tree_leaves(s)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert int(k[4]["bids"]) == int(k[4]["iterations"]) > 0
+        r0, c0 = scipy.optimize.linear_sum_assignment(c)
+        assert c[np.arange(shape[0]), np.asarray(k[0])].sum() == pytest.approx(c[r0, c0].sum(), rel=1e-5)
+        check_assignment(c, np.asarray(k[0]), np.asarray(k[2]))
+    # the kernel's pure-JAX twin, from the scaled benefits the solver hands it
+    m = 9
+    a = -jnp.asarray(_matrix(rng, (m, m), "float"), jnp.float32)
+    from jaxmatch.assignment.auction import scale
+    b, _, r, _ = scale(a.ravel(), jnp.ones(m * m, bool), jnp.int32(m), jnp.float32)
+    opts = dict(theta=DENSE.theta, eps0=DENSE.eps0)
+    got = auction_dense.solve(b.reshape(m, m), r, 10**6, interpret=True, **opts)
+    ref = auction_dense._reference(b.reshape(m, m), r, 10**6, **opts)
+    for x, y in zip(got, ref):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    capped = _dense(jnp.asarray(_matrix(rng, (9, 9), "float"), jnp.float32), 5, False, on)
+    assert int(capped[3]) == Status.MAX_ITERS and int(capped[4]["iterations"]) == 5
+    batch = np.stack([_matrix(rng, (5, 5), "int") for _ in range(4)]).astype(np.float32)
+    batch[3, :, :3] = np.inf                                          # 5 rows, 2 usable columns
+    f = jax.vmap(lambda x: linear_sum_assignment(x, config=on)[1])
+    cols = np.asarray(f(jnp.asarray(batch)))
+    for i in range(3):
+        np.testing.assert_array_equal(cols[i], np.asarray(linear_sum_assignment(batch[i], config=on)[1]))
+        r0, c0 = scipy.optimize.linear_sum_assignment(batch[i])
+        assert batch[i][np.arange(5), cols[i]].sum() == batch[i][r0, c0].sum()
+    assert np.all(cols[3] == -1)
+    with pytest.raises(GraphInputError, match="kernel"):
+        linear_sum_assignment(batch[0], config=Config(kernel="yes"))

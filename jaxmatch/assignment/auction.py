@@ -46,6 +46,10 @@ price stays below the phase's largest starting price plus ``(N + 1) (range +
 2 eps)``, and a price ``2 (N + 1) (range + eps)`` above it stops the run as
 INFEASIBLE.
 
+On the GPU a dense float32 problem of at most :data:`KERNEL_MAX` persons runs the whole
+auction in one Pallas program instead (:mod:`jaxmatch.kernels.auction_dense`, ``Config.kernel``):
+every phase one bid at a time, the answer of ``tail=N`` bit for bit, with no loop step per round.
+
 Layouts: ``width`` set means a dense square layout (``width = N``), the
 entries of person ``i`` at ``[i * N, (i + 1) * N)``, object ``k`` at
 ``i * N + k`` (row reductions of the bidders' rows); ``width=None`` means any
@@ -108,8 +112,8 @@ DEFAULT = Config()
 DENSE = Config(theta=6.0, eps0=0.005)
 
 
-# the largest dense problem the kernel takes by default (experiments/RESULTS.md, session 42)
-KERNEL_MAX = 256
+# the largest dense problem the kernel takes by default (why: experiments/RESULTS.md, session 42)
+KERNEL_MAX = 4096
 
 
 def use_kernel(cfg: Config, n: int, dtype) -> bool:
