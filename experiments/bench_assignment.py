@@ -158,7 +158,10 @@ KERNEL = None  # --kernel: the auction's Config.kernel for every row (None: the 
 
 
 def _config(base):
-    """The auction config a row runs: the library's default for its layout, or with ``--tail``."""
+    """The auction config a row runs: None (the library's default for its layout and size), or ``base``
+    with ``--tail`` / ``--kernel``."""
+    if TAIL is None and KERNEL is None:
+        return None
     base = base if TAIL is None else base._replace(tail=TAIL)
     return base if KERNEL is None else base._replace(kernel=KERNEL)
 

@@ -415,7 +415,7 @@ def test_tail_default_by_backend_and_size(monkeypatch):
     does alone): 16 on the CPU; on the GPU none up to 1,024 persons, else 1 dense and 4 sparse; a
     tail given stays. Config.kernel=None: the kernel on the GPU only."""
     from jaxmatch.assignment import auction as au
-    assert not au.use_kernel(Config(), 8, jnp.float32)
+    assert not au.use_kernel(Config(), 8, jnp.float32) and au.dense_default(1000, jnp.float32) == au.DENSE
     assert au.resolve(Config(), dense=True, n=5000).tail == 16
     monkeypatch.setattr(au.jax, "default_backend", lambda: "gpu")
     assert [au.resolve(Config(), dense=d, n=n).tail for d in (True, False) for n in (1024, 1025)] == [0, 1, 0, 4]
@@ -426,6 +426,10 @@ def test_tail_default_by_backend_and_size(monkeypatch):
     assert [use(Config(), n, jnp.float32) for n in (au.KERNEL_MAX, au.KERNEL_MAX + 1)] == [True, False]
     assert not use(Config(), 8, np.float64) and not use(Config(kernel=False), 8, jnp.float32)
     assert use(Config(kernel=True), 10**5, jnp.float32)
+    # where the kernel runs by default, its own eps scaling: theta 10, eps0 at most 0.5 / n
+    assert au.dense_default(1000, jnp.float32) == au.DENSE._replace(theta=10.0, eps0=0.0005)
+    assert au.dense_default(8, jnp.float32).eps0 == au.DENSE.eps0
+    assert au.dense_default(1000, np.float64) == au.DENSE == au.dense_default(au.KERNEL_MAX + 1, jnp.float32)
 
 
 def test_kernel_bids_as_the_sequential_auction():

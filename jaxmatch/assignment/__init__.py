@@ -124,7 +124,8 @@ def _solve_dense(cost, max_iters, maximize: bool, cfg: _au.Config | None = None)
     3,888 on a 20 x 1000 matrix, experiments/RESULTS.md, session 17)."""
     n, m = cost.shape
     if m <= 4 * n:
-        return _dense(cost, max_iters, maximize, _au.DENSE if cfg is None else cfg)
+        return _dense(cost, max_iters, maximize, _au.dense_default(m, jnp.promote_types(cost.dtype, jnp.float32))
+                      if cfg is None else cfg)
     return _rectangular(cost, max_iters, maximize, _au.DEFAULT if cfg is None else cfg)
 
 
@@ -174,7 +175,7 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Co
         cost_matrix: ``[n, m]`` array of costs (any real dtype).
         maximize: find the largest total instead (default False).
         config: the auction's knobs, :class:`jaxmatch.assignment.auction.Config`
-            (default: ``auction.DENSE`` for the square padding,
+            (default: ``auction.dense_default`` of the square padding's size,
             ``auction.DEFAULT`` for the sparse form).
 
     Returns:

@@ -123,6 +123,15 @@ def use_kernel(cfg: Config, n: int, dtype) -> bool:
     return bool(cfg.kernel) or (jax.default_backend() == "gpu" and n <= KERNEL_MAX)
 
 
+def dense_default(n: int, dtype) -> Config:
+    """The dense layout's default knobs for ``n`` persons: :data:`DENSE`, and where the kernel runs
+    (:func:`use_kernel`) ``theta`` 10 and ``eps0`` at most ``0.5 / n``, with which its one-bid-at-a-time
+    phases took fewer bids (experiments/RESULTS.md, session 42)."""
+    if not use_kernel(DENSE, n, dtype):
+        return DENSE
+    return DENSE._replace(theta=10.0, eps0=min(DENSE.eps0, 0.5 / max(n, 1)))
+
+
 def resolve(cfg: Config, dense: bool, n: int) -> Config:
     """``cfg`` with ``tail=None`` replaced by the backend's choice for ``n`` persons (static, so a
     problem under ``jax.vmap`` runs as it does alone). On the CPU 16 (a round costs a pass over the

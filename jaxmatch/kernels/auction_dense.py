@@ -30,8 +30,8 @@ concurrent, so the correctness argument is the sequential auction's
 (eps-complementary slackness and the price bound, :mod:`jaxmatch.assignment.auction`).
 
 Lowering: Pallas's Triton lowering (``plgpu.CompilerParams``), as the other
-kernels of this package; the program is one warp up to 128 objects, so every
-reduction of a bid is a warp shuffle.
+kernels of this package; the program is one warp up to 128 objects (every
+reduction of a bid a warp shuffle), up to eight from 1,024 on.
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def padded(m: int) -> int:
 
 
 def _warps(P: int) -> int:
-    return max(1, min(4, P // 128))
+    return max(1, min(8, P // 128))
 
 
 def _bid(c, row_of, ids, rng, max_iters, *, m: int, P: int, theta: float):
