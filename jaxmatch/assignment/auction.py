@@ -456,7 +456,7 @@ def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> S
     """Run the auction to the end (CONVERGED, INFEASIBLE or MAX_ITERS after ``max_iters`` rounds);
     ``cfg.tail=None`` is the backend's choice for the problem's size (:func:`resolve`)."""
     n = p.real.shape[0]
-    if width is not None and use_kernel(cfg, n, p.benefit.dtype):
+    if width is not None and use_kernel(cfg, n, p.benefit.dtype):     # dense: every person real
         price, assigned, rounds, phases, bids, status = auction_dense.solve(
             p.benefit.reshape(n, n), rng, max_iters, theta=cfg.theta, eps0=cfg.eps0,
             interpret=jax.default_backend() != "gpu")

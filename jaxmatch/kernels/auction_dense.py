@@ -30,8 +30,8 @@ concurrent, so the correctness argument is the sequential auction's
 (eps-complementary slackness and the price bound, :mod:`jaxmatch.assignment.auction`).
 
 Lowering: Pallas's Triton lowering (``plgpu.CompilerParams``), as the other
-kernels of this package; the program is one warp up to 128 objects (every
-reduction of a bid a warp shuffle), up to eight from 1,024 on.
+kernels of this package; a program has one warp per 128 objects (one warp up to
+128, where every reduction of a bid is a warp shuffle; at most eight).
 """
 from __future__ import annotations
 
