@@ -108,7 +108,7 @@ def test_dense_reads_only_the_bidders_rows():
         c = _matrix(rng, (n, m), ("int", "ties", "float")[trial % 3])
         c[rng.random((n, m)) < 0.1] = np.inf
         r0, c0 = scipy.optimize.linear_sum_assignment(c)
-        cols, v = _duals(c, False, Config(min_rows=4))
+        cols, v = _duals(c, False, Config(min_rows=4, kernel=False))
         assert abs(c[np.arange(n), cols].sum() - c[r0, c0].sum()) <= 1e-5 * (1 + abs(c[r0, c0].sum()))
         check_assignment(c, cols, v)
 
@@ -394,7 +394,7 @@ def test_config_reaches_the_auction():
     rng = np.random.default_rng(4)
     c = rng.integers(0, 20, (12, 12)).astype(float)
     r0, c0 = scipy.optimize.linear_sum_assignment(c)
-    for cfg in (None, Config(tail=0), Config(theta=3.0, tail=4)):
+    for cfg in (None, Config(tail=0, kernel=False), Config(theta=3.0, tail=4, kernel=False)):
         rows, cols = linear_sum_assignment(c, config=cfg)
         assert c[np.asarray(rows), np.asarray(cols)].sum() == c[r0, c0].sum()
     A = sp.csr_matrix(c + 1)
@@ -413,20 +413,21 @@ def test_config_reaches_the_auction():
 def test_tail_default_by_backend_and_size(monkeypatch):
     """Config.tail=None resolves by backend and size (a static shape: a problem under vmap runs as it
     does alone): 16 on the CPU; on the GPU none up to 1,024 persons, else 1 dense and 4 sparse; a
-    tail given stays. Config.kernel=None: the kernel on the GPU only."""
+    tail given stays. Config.kernel=None: a float32 dense problem one bid at a time, as one XLA loop
+    off the GPU."""
     from jaxmatch.assignment import auction as au
-    assert not au.use_kernel(Config(), 8, jnp.float32) and au.dense_default(1000, jnp.float32) == au.DENSE
+    assert au.one_bid(Config(), 10**5, jnp.float32) == "loop" and au.one_bid(Config(), 8, np.float64) is None
     assert au.resolve(Config(), dense=True, n=5000).tail == 16
     monkeypatch.setattr(au.jax, "default_backend", lambda: "gpu")
     assert [au.resolve(Config(), dense=d, n=n).tail for d in (True, False) for n in (1024, 1025)] == [0, 1, 0, 4]
     assert au.resolve(Config(tail=7), dense=True, n=5000).tail == 7
     # the dense kernel: by default on the GPU for float32 problems up to KERNEL_MAX persons; asked for, any
     # float32 dense problem; never for float64 or when turned off
-    use = au.use_kernel
-    assert [use(Config(), n, jnp.float32) for n in (au.KERNEL_MAX, au.KERNEL_MAX + 1)] == [True, False]
-    assert not use(Config(), 8, np.float64) and not use(Config(kernel=False), 8, jnp.float32)
-    assert use(Config(kernel=True), 10**5, jnp.float32)
-    # where the kernel runs by default, its own eps scaling: theta 10, eps0 at most 0.5 / n
+    use = au.one_bid
+    assert [use(Config(), n, jnp.float32) for n in (au.KERNEL_MAX, au.KERNEL_MAX + 1)] == ["kernel", None]
+    assert use(Config(), 8, np.float64) is None and use(Config(kernel=False), 8, jnp.float32) is None
+    assert use(Config(kernel=True), 10**5, jnp.float32) == "kernel"
+    # where the auction runs one bid at a time by default, its own eps scaling: theta 10, eps0 <= 0.5 / n
     assert au.dense_default(1000, jnp.float32) == au.DENSE._replace(theta=10.0, eps0=0.0005)
     assert au.dense_default(8, jnp.float32).eps0 == au.DENSE.eps0
     assert au.dense_default(1000, np.float64) == au.DENSE == au.dense_default(au.KERNEL_MAX + 1, jnp.float32)
@@ -434,8 +435,8 @@ def test_tail_default_by_backend_and_size(monkeypatch):
 
 def test_kernel_bids_as_the_sequential_auction():
     """The dense auction in one Pallas program (``Config(kernel=True)``; the Pallas interpreter on the
-    CPU) makes the bids of the array auction with every phase one bid at a time (``tail`` past N),
-    bit for bit: assignment, potentials (from the prices), bids and phases, on float and integer
+    CPU) and as one XLA loop (the default off the GPU) make the bids of the array auction with every
+    phase one bid at a time (``tail`` past N), bit for bit: assignment, potentials (from the prices), bids and phases, on float and integer
     matrices with forbidden entries, a rectangular one among them; its pure-JAX twin too; the totals
     are scipy's and the potentials certify them. A bid cap shows as MAX_ITERS; an infeasible matrix
     as INFEASIBLE; under vmap each problem gets its solo answer."""
@@ -449,9 +450,11 @@ def test_kernel_bids_as_the_sequential_auction():
         c[np.arange(shape[0]), rng.permutation(shape[1])[:shape[0]]] = 1.0   # an assignment exists
         k = _dense(jnp.asarray(c, jnp.float32), 10**6, False, on)
         s = _dense(jnp.asarray(c, jnp.float32), 10**6, False, seq)
+        loop = _dense(jnp.asarray(c, jnp.float32), 10**6, False, DENSE)       # off the GPU: the XLA loop
         assert int(k[3]) == int(s[3]) == Status.CONVERGED
-        for a, b in zip(jax.tree_util.tree_leaves(k), jax.tree_util.tree_leaves(s)):
+        for a, b, x in zip(*(jax.tree_util.tree_leaves(r) for r in (k, s, loop))):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(b))
         assert int(k[4]["bids"]) == int(k[4]["iterations"]) > 0
         r0, c0 = scipy.optimize.linear_sum_assignment(c)
         assert c[np.arange(shape[0]), np.asarray(k[0])].sum() == pytest.approx(c[r0, c0].sum(), rel=1e-5)

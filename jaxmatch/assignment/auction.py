@@ -46,9 +46,10 @@ price stays below the phase's largest starting price plus ``(N + 1) (range +
 2 eps)``, and a price ``2 (N + 1) (range + eps)`` above it stops the run as
 INFEASIBLE.
 
-On the GPU a dense float32 problem of at most :data:`KERNEL_MAX` persons runs the whole
-auction in one Pallas program instead (:mod:`jaxmatch.kernels.auction_dense`, ``Config.kernel``):
-every phase one bid at a time, the answer of ``tail=N`` bit for bit, with no loop step per round.
+A dense float32 problem runs the whole auction one bid at a time instead (``Config.kernel``,
+:mod:`jaxmatch.kernels.auction_dense`; the answer of ``tail=N`` bit for bit): on the GPU up to
+:data:`KERNEL_MAX` persons in one Pallas program, with no loop step per bid; elsewhere as one XLA
+while loop, whose steps cost little there.
 
 Layouts: ``width`` set means a dense square layout (``width = N``), the
 entries of person ``i`` at ``[i * N, (i + 1) * N)``, object ``k`` at
@@ -57,6 +58,7 @@ order, reduced with ``segment_*`` over ``person``.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -89,13 +91,13 @@ class Config(NamedTuple):
         tail_width: the entries of the bidder's row that one step of the
             tail reads at a time in the sparse layout (the dense layout
             reads the whole row).
-        kernel: the dense layout's whole auction in one Pallas program per
-            problem (:mod:`jaxmatch.kernels.auction_dense`: every phase one
-            bid at a time, the answer of ``tail=N``; under ``vmap`` one
-            program per problem of the batch). None (the default): on the
-            GPU for float32 problems of at most :data:`KERNEL_MAX` persons;
-            True: for every float32 dense problem (the Pallas interpreter
-            off the GPU); False: never.
+        kernel: a float32 dense problem's whole auction one bid at a time
+            (:mod:`jaxmatch.kernels.auction_dense`: every phase as with
+            ``tail=N``, the same bids): None (the default) in one Pallas
+            program a problem on the GPU up to :data:`KERNEL_MAX` persons
+            (the Jacobi rounds above it), as one XLA while loop elsewhere;
+            True: in the Pallas program always (its interpreter off the
+            GPU); False: never (the Jacobi rounds and ``tail``).
     """
     theta: float = 5.0
     eps0: float = 0.2
@@ -116,18 +118,24 @@ DENSE = Config(theta=6.0, eps0=0.005)
 KERNEL_MAX = 4096
 
 
-def use_kernel(cfg: Config, n: int, dtype) -> bool:
-    """Whether a dense problem of ``n`` persons in ``dtype`` runs in the kernel (``cfg.kernel``)."""
+def one_bid(cfg: Config, n: int, dtype) -> str | None:
+    """How a dense problem of ``n`` persons in ``dtype`` runs its whole auction one bid at a time
+    (``cfg.kernel``): ``"kernel"`` (the Pallas program), ``"loop"`` (its twin, one XLA while loop:
+    off the GPU by default) or None (the Jacobi rounds of this module)."""
     if cfg.kernel is False or jnp.dtype(dtype) != jnp.float32:
-        return False
-    return bool(cfg.kernel) or (jax.default_backend() == "gpu" and n <= KERNEL_MAX)
+        return None
+    if cfg.kernel:
+        return "kernel"
+    if jax.default_backend() != "gpu":
+        return "loop"
+    return "kernel" if n <= KERNEL_MAX else None
 
 
 def dense_default(n: int, dtype) -> Config:
-    """The dense layout's default knobs for ``n`` persons: :data:`DENSE`, and where the kernel runs
-    (:func:`use_kernel`) ``theta`` 10 and ``eps0`` at most ``0.5 / n``, with which its one-bid-at-a-time
+    """The dense layout's default knobs for ``n`` persons: :data:`DENSE`, and where the auction runs one
+    bid at a time (:func:`one_bid`) ``theta`` 10 and ``eps0`` at most ``0.5 / n``, with which those
     phases took fewer bids (experiments/RESULTS.md, session 42)."""
-    if not use_kernel(DENSE, n, dtype):
+    if not one_bid(DENSE, n, dtype):
         return DENSE
     return DENSE._replace(theta=10.0, eps0=min(DENSE.eps0, 0.5 / max(n, 1)))
 
@@ -456,10 +464,12 @@ def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> S
     """Run the auction to the end (CONVERGED, INFEASIBLE or MAX_ITERS after ``max_iters`` rounds);
     ``cfg.tail=None`` is the backend's choice for the problem's size (:func:`resolve`)."""
     n = p.real.shape[0]
-    if width is not None and use_kernel(cfg, n, p.benefit.dtype):     # dense: every person real
-        price, assigned, rounds, phases, bids, status = auction_dense.solve(
-            p.benefit.reshape(n, n), rng, max_iters, theta=cfg.theta, eps0=cfg.eps0,
-            interpret=jax.default_backend() != "gpu")
+    how = one_bid(cfg, n, p.benefit.dtype) if width is not None else None    # dense: every person real
+    if how:
+        run = (partial(auction_dense.solve, interpret=jax.default_backend() != "gpu") if how == "kernel"
+               else auction_dense.sequential)
+        price, assigned, rounds, phases, bids, status = run(p.benefit.reshape(n, n), rng, max_iters,
+                                                            theta=cfg.theta, eps0=cfg.eps0)
         ids = jnp.arange(n, dtype=jnp.int32)
         owner = jnp.full(n, -1, jnp.int32).at[jnp.where(assigned >= 0, assigned, n)].set(ids, mode="drop")
         zero = jnp.zeros((), price.dtype)

@@ -160,8 +160,9 @@ def solve(benefit, rng, max_iters, *, theta: float, eps0: float, interpret: bool
     return price[:m], assigned[:m], stats[0], stats[1], stats[2], stats[3]
 
 
-def _reference(benefit, rng, max_iters, *, theta: float, eps0: float):
-    """The same run in pure JAX (the kernel's step in a ``lax.while_loop``, rows by dynamic slices)."""
+def sequential(benefit, rng, max_iters, *, theta: float, eps0: float):
+    """The same run as :func:`solve` as one XLA ``lax.while_loop`` (the kernel's step, rows by dynamic
+    slices): the kernel's reference, and the dense auction off the GPU, where a loop step costs little."""
     m = benefit.shape[0]
     b, P = _pad(benefit)
     row_of = lambda i: lax.dynamic_slice(b, (i * P,), (P,))  # noqa: E731
@@ -169,3 +170,6 @@ def _reference(benefit, rng, max_iters, *, theta: float, eps0: float):
         row_of, jnp.asarray(rng, jnp.float32), jnp.asarray(max_iters, jnp.int32), m=m, P=P, theta=float(theta),
         eps0=float(eps0))
     return price[:m], assigned[:m], rounds, phases, rounds, status
+
+
+_reference = sequential   # the pure-JAX twin every kernel module has
