@@ -16,6 +16,7 @@ from jaxmatch.status import Status
 # solver status codes (jaxmatch.Status), as plain ints for traced code
 CONVERGED = int(Status.CONVERGED)
 MAX_ITERS = int(Status.MAX_ITERS)
+INFEASIBLE = int(Status.INFEASIBLE)
 
 INT_MAX = jnp.iinfo(jnp.int32).max
 

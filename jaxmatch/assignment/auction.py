@@ -65,11 +65,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS, expand, offsets, smallest_fit, switch, take
+from jaxmatch._ops import CONVERGED, INFEASIBLE, MAX_ITERS, expand, offsets, smallest_fit, switch, take
 from jaxmatch.kernels import auction_dense
-from jaxmatch.status import Status
-
-INFEASIBLE = int(Status.INFEASIBLE)
 
 
 class Config(NamedTuple):

@@ -43,11 +43,9 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as plgpu
 
-from jaxmatch._ops import CONVERGED, MAX_ITERS
+from jaxmatch._ops import CONVERGED, INFEASIBLE, MAX_ITERS
 from jaxmatch.kernels._pallas import _load
-from jaxmatch.status import Status
 
-INFEASIBLE = int(Status.INFEASIBLE)
 NEG = float("-inf")
 
 
@@ -64,6 +62,11 @@ def padded(m: int) -> int:
 
 def _warps(P: int) -> int:
     return max(1, min(8, P // 128))
+
+
+def _first(m: int, P: int) -> int:
+    """The first bidder of a phase, when every person is free: person 0, or P (none) for m = 0."""
+    return 0 if m > 0 else P
 
 
 def _bid(c, row_of, ids, rng, max_iters, *, m: int, P: int, theta: float):
@@ -97,7 +100,7 @@ def _bid(c, row_of, ids, rng, max_iters, *, m: int, P: int, theta: float):
     return (jnp.where(bidding & at_j, bid, price),
             jnp.where(reset, -1, jnp.where(bidding & at_j, i, owner)),
             jnp.where(reset, -1, jnp.where(bidding, b_assigned, assigned)),
-            jnp.where(bidding, b_next, jnp.where(last, P, free(jnp.full_like(assigned, -1)))),
+            jnp.where(bidding, b_next, jnp.where(last, _I(P), _I(_first(m, P)))),
             jnp.where(bidding | last, eps, jnp.maximum(1.0, jnp.floor(eps / theta))),
             jnp.where(bidding | last, start_max, jnp.max(price)),
             jnp.where(bidding, b_rounds, rounds),
@@ -110,7 +113,7 @@ def _run(row_of, rng, max_iters, *, m: int, P: int, theta: float, eps0: float):
     none = jnp.full((P,), -1, jnp.int32)
     eps = jnp.maximum(1.0, jnp.floor(rng * eps0))
     zero = jnp.zeros((), jnp.int32)
-    c = (jnp.zeros((P,), jnp.float32), none, none, jnp.where(m > 0, zero, P), eps, jnp.zeros((), jnp.float32),
+    c = (jnp.zeros((P,), jnp.float32), none, none, zero + _first(m, P), eps, jnp.zeros((), jnp.float32),
          zero, zero + 1, zero - 1)
     step = partial(_bid, row_of=row_of, ids=ids, rng=rng, max_iters=max_iters, m=m, P=P, theta=theta)
     return lax.while_loop(lambda c: c[-1] < 0, step, c)
