@@ -72,9 +72,7 @@ def _first(m: int, P: int) -> int:
 def _bid(c, row_of, ids, rng, max_iters, *, m: int, P: int, theta: float):
     """One step: a bid of the carried bidder, or the end of a phase when nobody is free. (No bool
     among the loop's values: the Triton lowering of a while loop carries them as i32 and yields i1.)"""
-    price, owner, assigned, i, eps, start_max, rounds, phases, status = c
-    real = ids < m
-    free = lambda a: jnp.min(jnp.where(real & (a < 0), ids, P))  # noqa: E731
+    price, owner, assigned, i, nxt, eps, start_max, rounds, phases, status = c
     # the bid of i (computed from a clamped row when i == P, then discarded)
     val = row_of(jnp.minimum(i, P - 1)) - price
     best = jnp.max(val)
@@ -92,7 +90,9 @@ def _bid(c, row_of, ids, rng, max_iters, *, m: int, P: int, theta: float):
     b_rounds = rounds + 1
     runaway = ~stuck & (bid > start_max + 2 * (m + 1) * (rng + eps))
     b_status = jnp.where(stuck | runaway, _I(INFEASIBLE), jnp.where(b_rounds >= max_iters, _I(MAX_ITERS), _I(-1)))
-    b_next = jnp.where(prev >= 0, prev, free(b_assigned))
+    # the free person of smallest id, when the bid displaced nobody: ``nxt``, as every person below it
+    # has bid in this phase and holds an object (a displaced one bids at once)
+    b_next = jnp.where(prev >= 0, prev, jnp.where(nxt < m, nxt, _I(P)))
     # the end of a phase
     last = eps <= 1
     bidding = i < P
@@ -101,6 +101,7 @@ def _bid(c, row_of, ids, rng, max_iters, *, m: int, P: int, theta: float):
             jnp.where(reset, -1, jnp.where(bidding & at_j, i, owner)),
             jnp.where(reset, -1, jnp.where(bidding, b_assigned, assigned)),
             jnp.where(bidding, b_next, jnp.where(last, _I(P), _I(_first(m, P)))),
+            jnp.where(bidding, nxt + (prev < 0).astype(jnp.int32), _I(1)),
             jnp.where(bidding | last, eps, jnp.maximum(1.0, jnp.floor(eps / theta))),
             jnp.where(bidding | last, start_max, jnp.max(price)),
             jnp.where(bidding, b_rounds, rounds),
@@ -113,7 +114,7 @@ def _run(row_of, rng, max_iters, *, m: int, P: int, theta: float, eps0: float):
     none = jnp.full((P,), -1, jnp.int32)
     eps = jnp.maximum(1.0, jnp.floor(rng * eps0))
     zero = jnp.zeros((), jnp.int32)
-    c = (jnp.zeros((P,), jnp.float32), none, none, zero + _first(m, P), eps, jnp.zeros((), jnp.float32),
+    c = (jnp.zeros((P,), jnp.float32), none, none, zero + _first(m, P), zero + 1, eps, jnp.zeros((), jnp.float32),
          zero, zero + 1, zero - 1)
     step = partial(_bid, row_of=row_of, ids=ids, rng=rng, max_iters=max_iters, m=m, P=P, theta=theta)
     return lax.while_loop(lambda c: c[-1] < 0, step, c)
@@ -124,8 +125,8 @@ def _kernel(b_ref, rng_ref, it_ref, price_ref, assigned_ref, stats_ref, *, m, P,
     rng = jnp.max(rng_ref[...])
     max_iters = jnp.max(it_ref[...])
     row_of = lambda i: _load(b_ref, i * P + ids, ids < P, NEG)  # noqa: E731
-    price, _, assigned, _, _, _, rounds, phases, status = _run(row_of, rng, max_iters, m=m, P=P, theta=theta,
-                                                               eps0=eps0)
+    price, _, assigned, _, _, _, _, rounds, phases, status = _run(row_of, rng, max_iters, m=m, P=P, theta=theta,
+                                                                  eps0=eps0)
     price_ref[...] = price
     assigned_ref[...] = assigned
     k = lax.broadcasted_iota(jnp.int32, (4,), 0)
@@ -169,7 +170,7 @@ def sequential(benefit, rng, max_iters, *, theta: float, eps0: float):
     m = benefit.shape[0]
     b, P = _pad(benefit)
     row_of = lambda i: lax.dynamic_slice(b, (i * P,), (P,))  # noqa: E731
-    price, _, assigned, _, _, _, rounds, phases, status = _run(
+    price, _, assigned, _, _, _, _, rounds, phases, status = _run(
         row_of, jnp.asarray(rng, jnp.float32), jnp.asarray(max_iters, jnp.int32), m=m, P=P, theta=float(theta),
         eps0=float(eps0))
     return price[:m], assigned[:m], rounds, phases, rounds, status
