@@ -77,9 +77,10 @@ def _bid(c, row_of, ids, rng, max_iters, *, m: int, P: int, theta: float):
     val = row_of(jnp.minimum(i, P - 1)) - price
     best = jnp.max(val)
     stuck = best == NEG
-    rot = jnp.where((val == best) & (val > NEG), (ids - i + m) % m, m)
+    d = ids - i                        # (k - i) mod m without the modulo (on the bid's critical path)
+    rot = jnp.where((val == best) & (val > NEG), jnp.where(d < 0, d + m, d), m)
     r = jnp.min(rot)
-    j = jnp.where(r < m, (r + i) % m, P)
+    j = jnp.where(r < m, jnp.where(r + i >= m, r + i - m, r + i), P)
     at_j = ids == j
     second = jnp.max(jnp.where(at_j, NEG, val))
     second = jnp.where(second > NEG, second, best - (rng + eps))
