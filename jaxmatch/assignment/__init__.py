@@ -136,6 +136,9 @@ def _check_config(config) -> None:
         raise GraphInputError(f"Config.kernel must be None or a bool, got {config.kernel!r}")
 
 
+_all_finite = jax.jit(lambda c: jnp.isfinite(c).all())
+
+
 def _check_matrix(cost, maximize: bool) -> None:
     """scipy's checks of ``linear_sum_assignment``'s input, on the host (skipped for traced values),
     its infeasibility among them: when entries are forbidden, whether any assignment avoids them
@@ -144,10 +147,15 @@ def _check_matrix(cost, maximize: bool) -> None:
         raise ValueError(f"expected a matrix (2-D array), got a {np.ndim(cost)}-D array")
     if is_traced(cost):
         return
-    c = np.asarray(cost)
+    on_device = isinstance(cost, jax.Array)
+    c = cost if on_device else np.asarray(cost)
     if not (np.issubdtype(c.dtype, np.number) or c.dtype == np.bool_) or np.iscomplexobj(c):
         raise ValueError(f"expected a real numeric matrix, got dtype {c.dtype}")
-    bad = np.isnan(c) | (c == (np.inf if maximize else -np.inf)) if c.dtype.kind == "f" else np.zeros(c.shape, bool)
+    # the common case in one pass, where the matrix is (no copy of a device matrix to the host)
+    if c.dtype.kind != "f" or bool(_all_finite(c) if on_device else np.isfinite(c).all()):
+        return
+    c = np.asarray(c)
+    bad = np.isnan(c) | (c == (np.inf if maximize else -np.inf))
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise ValueError(f"matrix contains invalid numeric entries (cost_matrix[{i}, {j}] = {c[i, j]})")

@@ -111,8 +111,8 @@ DEFAULT = Config()
 DENSE = Config(theta=6.0, eps0=0.005)
 
 
-# the largest dense problem the kernel takes by default (why: experiments/RESULTS.md, session 42)
-KERNEL_MAX = 4096
+# the largest dense problem the kernel takes by default (why: experiments/RESULTS.md, sessions 42 and 43)
+KERNEL_MAX = 8192
 
 
 def one_bid(cfg: Config, n: int, dtype) -> str | None:
