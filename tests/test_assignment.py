@@ -125,6 +125,14 @@ def test_scipy_checks_and_empty():
         linear_sum_assignment(np.array([[1.0, np.inf]]), maximize=True)
     with pytest.raises(ValueError, match="2-D"):
         linear_sum_assignment(np.zeros(3))
+    with pytest.raises(ValueError, match="real numeric"):
+        linear_sum_assignment(np.array([["a", "b"]]))
+    # a matrix already on the device: checked there, and on the host only when an entry is not finite
+    with pytest.raises(ValueError, match=r"invalid numeric entries \(cost_matrix\[0, 1\] = nan\)"):
+        linear_sum_assignment(jnp.asarray([[1.0, np.nan]]))
+    with pytest.raises(ValueError, match="cost matrix is infeasible"):
+        linear_sum_assignment(jnp.asarray([[np.inf, np.inf], [1.0, 2.0]]))
+    assert linear_sum_assignment(jnp.asarray([[np.inf, 1.0], [1.0, 2.0]]))[1].tolist() == [1, 0]
     with pytest.raises(GraphInputError, match="maximize"):
         linear_sum_assignment(np.zeros((2, 2)), maximize="yes")
     r, c = linear_sum_assignment(np.array([[True, False], [False, True]]))   # bool costs, as scipy

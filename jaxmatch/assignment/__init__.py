@@ -139,22 +139,22 @@ def _check_config(config) -> None:
 _all_finite = jax.jit(lambda c: jnp.isfinite(c).all())
 
 
-def _check_matrix(cost, maximize: bool) -> None:
-    """scipy's checks of ``linear_sum_assignment``'s input, on the host (skipped for traced values),
-    its infeasibility among them: when entries are forbidden, whether any assignment avoids them
-    (:func:`_coverable`, before any bidding)."""
-    if np.ndim(cost) != 2:
-        raise ValueError(f"expected a matrix (2-D array), got a {np.ndim(cost)}-D array")
-    if is_traced(cost):
-        return
-    on_device = isinstance(cost, jax.Array)
-    c = cost if on_device else np.asarray(cost)
+def _check_kind(c) -> None:
+    """scipy's checks of ``linear_sum_assignment``'s input that read no entry: a 2-D real array."""
+    if np.ndim(c) != 2:
+        raise ValueError(f"expected a matrix (2-D array), got a {np.ndim(c)}-D array")
     if not (np.issubdtype(c.dtype, np.number) or c.dtype == np.bool_) or np.iscomplexobj(c):
         raise ValueError(f"expected a real numeric matrix, got dtype {c.dtype}")
-    # the common case in one pass, where the matrix is (no copy of a device matrix to the host)
-    if c.dtype.kind != "f" or bool(_all_finite(c) if on_device else np.isfinite(c).all()):
+
+
+def _check_values(cost, maximize: bool) -> None:
+    """scipy's checks of the entries (skipped for traced values), its infeasibility among them: when
+    entries are forbidden, whether any assignment avoids them (:func:`_coverable`, before any
+    bidding). The common case, every entry finite, is one pass where the matrix is (on the device
+    after its transfer); the full checks copy it to the host."""
+    if is_traced(cost) or cost.dtype.kind != "f" or bool(_all_finite(cost)):
         return
-    c = np.asarray(c)
+    c = np.asarray(cost)
     bad = np.isnan(c) | (c == (np.inf if maximize else -np.inf))
     if bad.any():
         i, j = np.argwhere(bad)[0]
@@ -162,6 +162,23 @@ def _check_matrix(cost, maximize: bool) -> None:
     allowed = np.isfinite(c)
     if not allowed.all() and not _coverable(*np.nonzero(allowed), *allowed.shape):
         raise ValueError("cost matrix is infeasible")
+
+
+@partial(jax.jit, static_argnames=("maximize", "config"))
+def _assign(cost, maximize: bool, config):
+    """``(row_ind, col_ind, status)`` of :func:`linear_sum_assignment` for a matrix with rows and columns,
+    in one program (-1 in ``col_ind`` unless CONVERGED)."""
+    if cost.dtype == jnp.bool_:
+        cost = cost.astype(jnp.int32)
+    n, m = cost.shape
+    flip = n > m
+    cols, _, _, status, _ = _solve_dense(cost.T if flip else cost, DEFAULT_MAX_ITERS, maximize, config)
+    cols = jnp.where(status == Status.CONVERGED, cols, -1).astype(jnp.int32)
+    ids = jnp.arange(min(n, m), dtype=jnp.int32)
+    if not flip:
+        return ids, cols, status
+    order = jnp.argsort(jnp.where(cols >= 0, cols, n))
+    return cols[order], ids[order], status
 
 
 def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Config | None = None):
@@ -209,28 +226,19 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Co
     """
     check_flag(maximize, "maximize")
     _check_config(config)
-    _check_matrix(cost_matrix, maximize)
-    cost = jnp.asarray(cost_matrix)
-    if cost.dtype == jnp.bool_:
-        cost = cost.astype(jnp.int32)
-    n, m = cost.shape
-    flip = n > m
-    k = min(n, m)
-    if k == 0:
+    c = cost_matrix if isinstance(cost_matrix, jax.Array) else np.asarray(cost_matrix)
+    _check_kind(c)
+    cost = jnp.asarray(c)
+    _check_values(cost, maximize)
+    if min(cost.shape) == 0:
         empty = jnp.zeros(0, jnp.int32)
         return empty, empty
-    cols, _, _, status, _ = _solve_dense(cost.T if flip else cost, DEFAULT_MAX_ITERS, maximize, config)
+    rows, cols, status = _assign(cost, maximize, config)
     if not is_traced(status) and int(status) != Status.CONVERGED:
         raise ValueError("cost matrix is infeasible" if int(status) == Status.INFEASIBLE else
                          f"linear_sum_assignment: the auction stopped at its bound of {DEFAULT_MAX_ITERS:,} "
                          "rounds before converging; min_weight_matching(..., max_iters=) takes a larger one")
-    ok = status == Status.CONVERGED
-    cols = jnp.where(ok, cols, -1).astype(jnp.int32)
-    ids = jnp.arange(k, dtype=jnp.int32)
-    if not flip:
-        return ids, cols
-    order = jnp.argsort(jnp.where(cols >= 0, cols, n))
-    return cols[order], ids[order]
+    return rows, cols
 
 
 def _gadget(src, dst, w, valid, nr, nc, rc: int, cc: int, max_iters, full: bool, maximize: bool,
