@@ -37,7 +37,7 @@ from jaxmatch.shard import ShardedBipartiteGraph
 __all__ = ["MatchingResult", "maximum_matching", "initial_matching"]
 
 METHODS = ("pr", "flow") + _ap.METHODS + ("graft", "auto")
-AUTO_LEVELS = 4.0  # default auto_levels: graft's BFS levels before G-PR takes over, per sqrt(larger side)
+AUTO_LEVELS = 4.0  # default auto_levels on the GPU: graft's BFS levels before G-PR takes over, per sqrt(larger side)
 INITS = (None,) + _init.METHODS
 
 
@@ -155,7 +155,7 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
                      max_iters: int | None = None, k: float | None = _pr.DEFAULT_K,
                      init_rounds: int | None = _init.DEFAULT_ROUNDS, lanes: int | None = None,
                      bfs: str = "gpubfs_wr", graft: bool = True, direction_optimizing: bool = True,
-                     alpha: float | None = _graft.DEFAULT_ALPHA, auto_levels: float | None = AUTO_LEVELS,
+                     alpha: float | None = _graft.DEFAULT_ALPHA, auto_levels: float | None = None,
                      kernel=None, throw: bool = True) -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
@@ -198,8 +198,12 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     in the persistent kernel (the GPU default, on graphs whose columns all
     have at most ``Config.push_max_degree`` rows) a G-PR round costs less
     than a BFS level, and G-PR alone is fastest or close on every benchmark
-    class: there ``"auto"`` is G-PR from the start. The measurements are in
-    experiments/RESULTS.md.
+    class: there ``"auto"`` is G-PR from the start. Off the GPU a BFS level
+    and a push step are each a pass over the graph's arrays, and G-PR alone
+    was the fastest method on every class measured there (random, road,
+    Delaunay, RMAT, power-law graphs and unions of small graphs; up to 2.6x
+    faster than graft first), so the default budget is 0 there: G-PR from
+    the start. The measurements are in experiments/RESULTS.md.
 
     Args:
         g: the :class:`jaxmatch.BipartiteGraph`; a batch from
@@ -271,8 +275,9 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
             ``|active columns| * alpha > |renewable rows|`` (default 5.0,
             the paper's; None: the default).
         auto_levels: ``"auto"``'s graft budget in BFS levels per square root
-            of the larger side (default 4.0; None: the default). A traced
-            value: changing it does not recompile.
+            of the larger side (None, the default: 4.0 on the GPU, 0
+            elsewhere, see above). A traced value: changing it does not
+            recompile.
         kernel: G-PR's global relabels (``"pr"``, and ``"auto"``'s G-PR) in
             the persistent BFS kernel of :mod:`jaxmatch.kernels.bfs_level`
             (many BFS levels per launch), and its push rounds in
@@ -344,7 +349,9 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
         lanes = _pr.DEFAULT_LANES if jax.default_backend() == "gpu" else _pr.cpu_lanes(g.edge_cap)
     lanes = int(lanes)
     alpha = _graft.DEFAULT_ALPHA if alpha is None else float(alpha)
-    auto_levels = AUTO_LEVELS if auto_levels is None else float(auto_levels)
+    if auto_levels is None:     # the backend known at trace time, as for lanes
+        auto_levels = AUTO_LEVELS if jax.default_backend() == "gpu" else 0.0
+    auto_levels = float(auto_levels)
     res = _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,
                     auto_levels, kernel)
     return settle("maximum_matching", res, throw)
