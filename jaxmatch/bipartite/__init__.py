@@ -203,7 +203,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     was the fastest method on every class measured there (random, road,
     Delaunay, RMAT, power-law graphs and unions of small graphs; up to 2.6x
     faster than graft first), so the default budget is 0 there: G-PR from
-    the start. The measurements are in experiments/RESULTS.md.
+    the start (unless ``kernel`` is given: its interpreter keeps the GPU's
+    rule). The measurements are in experiments/RESULTS.md.
 
     Args:
         g: the :class:`jaxmatch.BipartiteGraph`; a batch from
@@ -349,8 +350,9 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
         lanes = _pr.DEFAULT_LANES if jax.default_backend() == "gpu" else _pr.cpu_lanes(g.edge_cap)
     lanes = int(lanes)
     alpha = _graft.DEFAULT_ALPHA if alpha is None else float(alpha)
-    if auto_levels is None:     # the backend known at trace time, as for lanes
-        auto_levels = AUTO_LEVELS if jax.default_backend() == "gpu" else 0.0
+    if auto_levels is None:     # the backend known at trace time, as for lanes; a kernel Config given off
+        # the GPU (its interpreter) keeps the GPU's rule
+        auto_levels = AUTO_LEVELS if jax.default_backend() == "gpu" or kernel is not None else 0.0
     auto_levels = float(auto_levels)
     res = _matching(g, method, init, max_iters, k, init_rounds, lanes, bfs, graft, direction_optimizing, alpha,
                     auto_levels, kernel)
