@@ -11,10 +11,10 @@ Three families (issue 24's targets), each checked and timed in one run:
   against ``jax.vmap(optax.assignment.hungarian_algorithm)`` on the same device and a scipy loop;
   both timed from a host array (its transfer included) and from the batch already on the device.
 
-jaxmatch runs with the library's defaults; each peer runs first, alone (in a forked process, stopped
-at ``--peer-limit``), so neither side's timing shares the host with the other. Reported: the first call (compile, transfer and solve,
-what a user waits for once), the median of ``--repeats`` warm calls from a host array, the auction's
-rounds and phases, and the peer's time. Checks: the total equals scipy's (exactly for integer
+jaxmatch runs with the library's defaults; each peer runs first, alone (in a forked process,
+stopped at ``--peer-limit``), so neither side's timing shares the host with the other. Reported:
+the first call (compile, transfer and solve, what a user waits for once), the median of
+``--repeats`` warm calls from a host array, the auction's rounds and phases, and the peer's time. Checks: the total equals scipy's (exactly for integer
 costs; within the certified tolerance for floats), and the dual potentials pass
 ``jaxmatch.certify.check_assignment`` (one more, untimed, call of the same solver).
 

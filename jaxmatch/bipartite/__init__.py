@@ -201,9 +201,8 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     class: there ``"auto"`` is G-PR from the start. Off the GPU a BFS level
     and a push step are each a pass over the graph's arrays, and G-PR alone
     was the fastest method on every class measured there (random, road,
-    Delaunay, RMAT, power-law graphs and unions of small graphs; up to 2.6x
-    faster than graft first), so the default budget is 0 there: G-PR from
-    the start (unless ``kernel`` is given: its interpreter keeps the GPU's
+    Delaunay, RMAT, power-law graphs and unions of small graphs), so the
+    default budget is 0 there: G-PR from the start (unless ``kernel`` is given: its interpreter keeps the GPU's
     rule). The measurements are in experiments/RESULTS.md.
 
     Args:
