@@ -14,8 +14,9 @@ Three families (issue 24's targets), each checked and timed in one run:
 jaxmatch runs with the library's defaults; each peer runs first, alone (in a forked process,
 stopped at ``--peer-limit``), so neither side's timing shares the host with the other. Reported:
 the first call (compile, transfer and solve, what a user waits for once), the median of
-``--repeats`` warm calls from a host array, the auction's rounds and phases, and the peer's time. Checks: the total equals scipy's (exactly for integer
-costs; within the certified tolerance for floats), and the dual potentials pass
+``--repeats`` warm calls from a host array, the auction's rounds and phases, and the peer's time.
+Checks: the total equals scipy's (exactly for integer costs; within the certified tolerance for
+floats), and the dual potentials pass
 ``jaxmatch.certify.check_assignment`` (one more, untimed, call of the same solver).
 
 Usage::
