@@ -322,7 +322,7 @@ def test_sparse_reads_only_the_bidders_entries():
 
 
 def test_sequential_tail_gives_the_optimum():
-    """The phases' last bids one at a time (Config.tail: never, at most 16 bidders, every bid) on
+    """The phases' last bids one at a time (Config.tail with finish=0: never, at most 16 bidders, every bid) on
     sparse square problems of 60 persons, feasible (integer weights with many ties) and not (a
     column nobody may take): scipy's optimal total and a certificate, or INFEASIBLE, in every mode;
     every bid of the all-sequential mode is a round of its own, while the rounds without a tail
@@ -330,7 +330,8 @@ def test_sequential_tail_gives_the_optimum():
     their tail while others bid in rounds, each problem's answer and rounds equal its solo run's."""
     from jaxmatch.assignment import _sparse
     rng = np.random.default_rng(5)
-    modes = [Config(tail=0), Config(tail=16, tail_width=4), Config(tail=10**6, tail_width=8)]
+    modes = [Config(tail=0, finish=0), Config(tail=16, tail_width=4, finish=0),
+             Config(tail=10**6, tail_width=8, finish=0)]
     for trial in range(4):
         n = 60
         r = np.concatenate([np.repeat(np.arange(n), 4), np.arange(n)])
@@ -374,6 +375,58 @@ def test_sequential_tail_gives_the_optimum():
         assert int(batched.stats["iterations"][b]) == int(solo.stats["iterations"])
 
 
+def test_augmenting_paths_give_the_optimum():
+    """Phases ended by shortest augmenting paths (Config.finish: the default 16 with phases before the
+    last ending early, every person by a path in every phase, 8 with phases ending at a tenth left)
+    on sparse square problems of 60 persons, feasible (integer weights, many ties; float weights)
+    and not (a column nobody may take): scipy's optimal total and a certificate, or INFEASIBLE;
+    with every person by a path, one bid a person a phase; a round cap shows as MAX_ITERS; under
+    vmap each problem's answer and rounds equal its solo run's."""
+    from jaxmatch.assignment import _sparse
+    rng = np.random.default_rng(6)
+    modes = [Config(), Config(finish=10**6, early=0.0), Config(finish=8, early=0.1)]
+    n = 60
+    for trial in range(5):
+        r = np.concatenate([np.repeat(np.arange(n), 4), np.arange(n)])
+        c = np.concatenate([rng.integers(0, n, 4 * n), rng.permutation(n)])
+        if trial == 3:                                       # infeasible: column 0 has no edge
+            c = np.where(c == 0, 1, c)
+        w = rng.random(r.size) if trial == 4 else rng.integers(1, 4 if trial % 2 else 100, r.size)
+        A = sp.csr_matrix((w.astype(np.float32), (r, c)), shape=(n, n))
+        A.sum_duplicates()
+        g = jaxmatch.from_scipy(A, weighted=True)
+        try:
+            ri, ci = min_weight_full_bipartite_matching(A)
+            want = float(A[ri, ci].sum())
+        except ValueError:
+            want = None
+        for cfg in modes:
+            res = _sparse(g, jnp.int32(10**7), True, False, cfg)
+            if want is None:
+                assert int(res.status) == Status.INFEASIBLE, (trial, cfg)
+                continue
+            assert int(res.status) == Status.CONVERGED, (trial, cfg)
+            gap = check_assignment(g, res.row_mate[:n], res.col_potential[:n])
+            assert float(res.weight) == pytest.approx(want, abs=gap + 1e-4), (trial, cfg, float(res.weight), want)
+            if cfg.finish == 10**6:
+                assert int(res.stats["bids"]) == n * int(res.stats["phases"]), (trial, dict(res.stats))
+    capped = _sparse(g, jnp.int32(3), True, False, modes[1])
+    assert int(capped.status) == Status.MAX_ITERS
+    caps = dict(row_capacity=64, col_capacity=64, edge_capacity=512)
+    gs = [jaxmatch.from_scipy(sp.csr_matrix(
+        (rng.integers(1, 9, 4 * k).astype(np.float32),
+         (np.concatenate([rng.integers(0, k, 3 * k), np.arange(k)]),
+          np.concatenate([rng.integers(0, k, 3 * k), rng.permutation(k)]))), shape=(k, k)),
+        weighted=True, **caps) for k in (10, 30, 50, 60)]
+    solve = jax.jit(lambda g: _sparse(g, jnp.int32(10**7), True, False, Config(finish=16, early=0.1)))
+    batched = jax.vmap(solve)(jaxmatch.stack(gs))
+    for b, g in enumerate(gs):
+        solo = solve(g)
+        assert int(batched.status[b]) == int(solo.status) == Status.CONVERGED
+        np.testing.assert_array_equal(np.asarray(batched.row_mate[b]), np.asarray(solo.row_mate))
+        assert int(batched.stats["iterations"][b]) == int(solo.stats["iterations"])
+
+
 def test_infeasible_is_found_before_bidding():
     """A graph whose rows cannot all be matched (two thousand rows on half as many columns' worth of
     edges) is INFEASIBLE at once eagerly, with no bidding round (scipy's Hopcroft-Karp decides; the
@@ -397,7 +450,7 @@ def test_infeasible_is_found_before_bidding():
 
 
 def test_config_reaches_the_auction():
-    """config= picks the auction's knobs in both public functions (the Jacobi rounds alone, tail=0, give
+    """config= picks the auction's knobs in both public functions (the Jacobi rounds alone, tail=0 and finish=0, give
     scipy's optimum too, with other round counts); anything but a Config is refused."""
     rng = np.random.default_rng(4)
     c = rng.integers(0, 20, (12, 12)).astype(float)
@@ -408,7 +461,7 @@ def test_config_reaches_the_auction():
     A = sp.csr_matrix(c + 1)
     g = jaxmatch.from_scipy(A, weighted=True)
     ri, ci = min_weight_full_bipartite_matching(A)
-    runs = [min_weight_matching(g, config=cfg) for cfg in (None, Config(tail=0))]
+    runs = [min_weight_matching(g, config=cfg) for cfg in (None, Config(tail=0, finish=0))]
     assert [float(r.weight) for r in runs] == [pytest.approx(float(A[ri, ci].sum()))] * 2
     assert int(runs[0].stats["iterations"]) != int(runs[1].stats["iterations"])
     for bad in ("fast", {"tail": 0}):

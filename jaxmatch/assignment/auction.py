@@ -20,7 +20,10 @@ Each phase ends *one bid at a time* (Bertsekas's original Gauss-Seidel
 auction) once at most ``Config.tail`` persons bid: the phase's last rounds
 advance chains of displacements one link per round with one or two bidders
 each, and a single bid reads one row instead of the whole problem (or, in
-the dense layout, its smallest class of bidders' rows; :func:`_tail`).
+the dense layout, its smallest class of bidders' rows; :func:`_tail`). The
+sparse layout instead ends its last phase by shortest augmenting paths
+(``Config.finish``, :mod:`jaxmatch.assignment.paths`), and its earlier phases
+once few persons are left (``Config.early``).
 
 *eps-complementary slackness* (eps-CS) holds throughout: every assigned
 person's object is within ``eps`` of its best value. So when every person is
@@ -66,6 +69,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmatch._ops import CONVERGED, INFEASIBLE, MAX_ITERS, expand, offsets, smallest_fit, switch, take
+from jaxmatch.assignment import paths
 from jaxmatch.kernels import auction_dense
 
 
@@ -77,14 +81,13 @@ class Config(NamedTuple):
             4-10).
         eps0: the first phase's eps as a fraction of the scaled benefits'
             range.
-        min_rows: the dense layout reads the rows of the bidders only, in
-            row counts ``N, N/4, ...`` down to this one (see :func:`_offers`).
+        min_rows: a round reads the rows of the bidders only, in row counts
+            ``N, N/4, ...`` down to this one (see :func:`_offers`); so does a
+            search of :mod:`~jaxmatch.assignment.paths` for its front.
         tail: once this many persons or fewer bid, the phase ends one bid
             at a time (see :func:`_tail`); 0 turns that off (the sparse
-            layout needs its row pointers for it). None (the default): 16
-            on the CPU; on the GPU none up to 1,024 persons, else 1 in the
-            dense layout and 4 in the sparse one, where a round costs little
-            more than a single bid (see :func:`resolve`).
+            layout needs its row pointers for it). None (the default): the
+            backend's choice (:func:`resolve`).
         tail_width: the entries of the bidder's row that one step of the
             tail reads at a time in the sparse layout (the dense layout
             reads the whole row).
@@ -95,6 +98,14 @@ class Config(NamedTuple):
             (the Jacobi rounds above it), as one XLA while loop elsewhere;
             True: in the Pallas program always (its interpreter off the
             GPU); False: never (the Jacobi rounds and ``tail``).
+        finish: in the sparse layout, once this many persons or fewer are
+            unassigned, the phase ends by shortest augmenting paths, one
+            person each (:mod:`jaxmatch.assignment.paths`), instead of
+            ``tail``. None (the default): 16 in the sparse layout, 0 (off)
+            in the dense one.
+        early: where ``finish`` is on, a phase before the last ends once at
+            most this fraction of the N persons is unassigned (only the last
+            phase must assign everyone).
     """
     theta: float = 5.0
     eps0: float = 0.2
@@ -102,12 +113,12 @@ class Config(NamedTuple):
     tail: int | None = None
     tail_width: int = 16
     kernel: bool | None = None
+    finish: int | None = None
+    early: float = 0.001
 
 
 DEFAULT = Config()
-# the dense layout starts finer: 7,333 rounds against 11,544 on five 600 x 600 matrices (float and
-# integer), while the sparse square problems of 2,000-row graphs took about 3x more rounds so
-# (experiments/RESULTS.md, session 17)
+# the dense layout starts finer (fewer rounds there, more in the sparse one: RESULTS, session 17)
 DENSE = Config(theta=6.0, eps0=0.005)
 
 
@@ -130,22 +141,20 @@ def one_bid(cfg: Config, n: int, dtype) -> str | None:
 
 def dense_default(n: int, dtype) -> Config:
     """The dense layout's default knobs for ``n`` persons: :data:`DENSE`, and where the auction runs one
-    bid at a time (:func:`one_bid`) ``theta`` 10 and ``eps0`` at most ``0.5 / n``, with which those
-    phases took fewer bids (experiments/RESULTS.md, session 42)."""
+    bid at a time (:func:`one_bid`) ``theta`` 10 and ``eps0`` at most ``0.5 / n`` (RESULTS, session 42)."""
     if not one_bid(DENSE, n, dtype):
         return DENSE
     return DENSE._replace(theta=10.0, eps0=min(DENSE.eps0, 0.5 / max(n, 1)))
 
 
 def resolve(cfg: Config, dense: bool, n: int) -> Config:
-    """``cfg`` with ``tail=None`` replaced by the backend's choice for ``n`` persons (static, so a
-    problem under ``jax.vmap`` runs as it does alone). On the CPU 16 (a round costs a pass over the
-    problem: session 24). On the GPU a single bid costs 20-30 us and a round 30-110 us, and under
-    ``vmap`` a step runs the round and the tail both (a batched ``lax.cond``): H100, float costs,
-    warm s for tail 0 / 1 / 4 / 16 (RESULTS, session 25): dense n = 1,000 0.062 / 0.067 / 0.091 /
-    0.156, 4,000 0.71 / 0.47 / 0.56 / 0.49, 16,000 3.67 / 2.68 / 2.63 / 2.79; 10^4 vmapped 64 x 64
-    problems 0.13 / 0.94 / 0.37 / 0.15; sparse, 1.1M edges in float64, 58 (session 17) / - / 22.5 /
-    26.7. So on the GPU: none up to 1,024 persons, else 1 (dense) or 4 (sparse)."""
+    """``cfg`` with ``finish=None`` replaced by the layout's choice and ``tail=None`` by the backend's
+    for ``n`` persons (static, so a problem under ``jax.vmap`` runs as it does alone): on the CPU 16
+    (a round costs a pass over the problem); on the GPU, where a single bid costs about as much as a
+    round and under ``vmap`` a step runs both (a batched ``lax.cond``), none up to 1,024 persons,
+    else 1 (dense) or 4 (sparse). Measurements: experiments/RESULTS.md, sessions 24, 25 and 44."""
+    if cfg.finish is None:
+        cfg = cfg._replace(finish=0 if dense else 16)
     if cfg.tail is not None:
         return cfg
     if jax.default_backend() != "gpu":
@@ -370,13 +379,10 @@ def _row_offer(p: Problem, price, i, chunk: int, width=None):
 def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on, width=None) -> State:
     """The rest of the phase one bid at a time (Bertsekas's Gauss-Seidel auction), where ``on``.
 
-    In the last rounds of a phase few persons bid: a displaced owner bids next, and the chain of
-    displacements advances one step per round (95% of the sparse rounds had at most 10 bidders,
-    most one or two: experiments/RESULTS.md, session 24). Here the bidder is a scalar: it bids on
-    its best object exactly as in a round (same offer, same price rise, so eps-CS and the price
-    bound of the module docstring hold), the owner it displaces bids next, and when a bid lands on
-    a free object the free person of smallest id does. Each bid reads one row, so a step costs a
-    few small operations instead of a pass over the problem's arrays. Every bid counts as a round
+    In a phase's last rounds few persons bid (RESULTS, session 24), and each displaced owner bids
+    in the next. Here the bidder is a scalar: it bids exactly as in a round (same offer and price
+    rise, so eps-CS and the price bound hold), the owner it displaces bids next, and after a bid on
+    a free object the free person of smallest id. A bid reads one row. Every bid counts as a round
     (``max_iters``, the runaway and stuck tests as in :func:`step`)."""
     n = p.real.shape[0]
     ids = jnp.arange(n, dtype=jnp.int32)
@@ -410,14 +416,24 @@ def _tail(st: State, p: Problem, rng, max_iters, cfg: Config, on, width=None) ->
 
 
 def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
-    """One bidding round, or the end of a phase (next eps, or done); the phase's last bids one at a
-    time once at most ``cfg.tail`` persons bid (dense layout, or sparse with its row pointers)."""
+    """One bidding round, or the end of a phase (next eps, or done). Sparse with ``cfg.finish``: the
+    phase's last persons by shortest augmenting paths, and a phase before the last ends early (see
+    :class:`Config`). Otherwise the phase's last bids one at a time once at most ``cfg.tail``
+    persons bid (dense layout, or sparse with its row pointers)."""
+    count = jnp.sum(p.real & (st.assigned < 0), dtype=jnp.int32)
+    bid = lambda s: _round(s, p, rng, max_iters, width, cfg)  # noqa: E731
+    if width is None and cfg.finish > 0:     # (where a phase ends early, it ends before any path)
+        on = (count > 0) & (count <= cfg.finish) & ((st.eps <= 1) | (count > _early(cfg, width, p.real.shape[0])))
+        return lax.cond(on, lambda s: paths.augment(s, p, max_iters, on, cfg.min_rows), bid, st)
     if (width is not None or p.indptr is not None) and cfg.tail > 0:
-        count = jnp.sum(p.real & (st.assigned < 0), dtype=jnp.int32)
         on = (count > 0) & (count <= cfg.tail)
-        return lax.cond(on, lambda s: _tail(s, p, rng, max_iters, cfg, on, width),
-                        lambda s: _round(s, p, rng, max_iters, width, cfg), st)
-    return _round(st, p, rng, max_iters, width, cfg)
+        return lax.cond(on, lambda s: _tail(s, p, rng, max_iters, cfg, on, width), bid, st)
+    return bid(st)
+
+
+def _early(cfg: Config, width, n: int) -> int:
+    """How many persons a phase before the last may leave unassigned (see :class:`Config`)."""
+    return int(cfg.early * n) if width is None and cfg.finish > 0 else 0
 
 
 def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
@@ -438,8 +454,9 @@ def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
     owner = jnp.where(got, win, st.owner)
     price = jnp.where(got, top, st.price)
 
-    phase_over = ~jnp.any(bidding)
     last = st.eps <= 1
+    free = jnp.sum(bidding, dtype=jnp.int32)
+    phase_over = (free == 0) | (~last & (free <= _early(cfg, width, n)))
     runaway = jnp.max(price) > st.start_max + 2 * (n + 1) * (rng + st.eps)
     rounds = st.rounds + (~phase_over).astype(jnp.int32)
     status = jnp.where(phase_over & last, CONVERGED,
@@ -458,8 +475,7 @@ def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
 
 
 def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> State:
-    """Run the auction to the end (CONVERGED, INFEASIBLE or MAX_ITERS after ``max_iters`` rounds);
-    ``cfg.tail=None`` is the backend's choice for the problem's size (:func:`resolve`)."""
+    """Run the auction to the end (CONVERGED, INFEASIBLE or MAX_ITERS after ``max_iters`` rounds)."""
     n = p.real.shape[0]
     how = one_bid(cfg, n, p.benefit.dtype) if width is not None else None    # dense: every person real
     if how:
