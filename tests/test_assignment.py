@@ -469,6 +469,10 @@ def test_config_reaches_the_auction():
             linear_sum_assignment(c, config=bad)
         with pytest.raises(GraphInputError, match="config"):
             min_weight_matching(g, config=bad)
+    for bad, word in ((Config(finish=-1), "finish"), (Config(finish=2.5), "finish"), (Config(early=1.0), "early"),
+                      (Config(early="x"), "early")):
+        with pytest.raises(GraphInputError, match=word):
+            min_weight_matching(g, config=bad)
 
 
 def test_tail_default_by_backend_and_size(monkeypatch):

@@ -134,6 +134,10 @@ def _check_config(config) -> None:
         raise GraphInputError(f"config must be None or a jaxmatch.assignment.auction.Config, got {config!r}")
     if config is not None and config.kernel is not None and not isinstance(config.kernel, bool):
         raise GraphInputError(f"Config.kernel must be None or a bool, got {config.kernel!r}")
+    if config is not None and config.finish is not None and (type(config.finish) is not int or config.finish < 0):
+        raise GraphInputError(f"Config.finish must be None or an int >= 0, got {config.finish!r}")
+    if config is not None and not (isinstance(config.early, (int, float)) and 0 <= config.early < 1):
+        raise GraphInputError(f"Config.early must be a fraction in [0, 1), got {config.early!r}")
 
 
 _all_finite = jax.jit(lambda c: jnp.isfinite(c).all())
