@@ -118,14 +118,14 @@ def augment(st, p, max_iters, on, min_rows: int = 256):
     found = (far < inf) & on
     j_star = jnp.argmin(target).astype(jnp.int32)
 
-    def walk(c):
-        j, own_, owner = c
+    def walk(c):        # back along the predecessors to a free person: at most N links
+        j, own_, owner, links = c
         i = take(p.person, take(pred, j, e_count), n)
         old = take(own_, i, -1)
-        return old, own_.at[i].set(j, mode="drop"), owner.at[j].set(i, mode="drop")
+        return old, own_.at[i].set(j, mode="drop"), owner.at[j].set(i, mode="drop"), links + 1
 
     j0 = jnp.where(found, j_star, -1)
-    _, own, owner = lax.while_loop(lambda c: c[0] >= 0, walk, (j0, own, st.owner))
+    _, own, owner, _ = lax.while_loop(lambda c: (c[0] >= 0) & (c[3] < n), walk, (j0, own, st.owner, jnp.int32(0)))
     price = jnp.where(found & (d_obj < far), price + (far - d_obj), price)
     rounds = st.rounds + k
     status = jnp.where(on & ~found, INFEASIBLE, jnp.where(rounds >= max_iters, MAX_ITERS, -1)).astype(jnp.int32)
