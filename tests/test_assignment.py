@@ -321,6 +321,25 @@ def test_sparse_reads_only_the_bidders_entries():
         check_assignment(g, res.row_mate[:nr], res.col_potential[:nc])
 
 
+def _square_problem(rng, n: int, trial: int):
+    """A sparse n x n weighted graph (4 random entries a row and a perfect matching) and scipy's optimal
+    total: integer weights with many ties (odd trials) or not, none in column 0 (trial 3: None, it is
+    infeasible), uniform floats (trial 4)."""
+    r = np.concatenate([np.repeat(np.arange(n), 4), np.arange(n)])
+    c = np.concatenate([rng.integers(0, n, 4 * n), rng.permutation(n)])
+    if trial == 3:                                       # infeasible: column 0 has no edge
+        c = np.where(c == 0, 1, c)
+    w = rng.random(r.size) if trial == 4 else rng.integers(1, 4 if trial % 2 else 100, r.size)
+    A = sp.csr_matrix((w.astype(np.float32), (r, c)), shape=(n, n))
+    A.sum_duplicates()
+    try:
+        ri, ci = min_weight_full_bipartite_matching(A)
+        want = float(A[ri, ci].sum())
+    except ValueError:
+        want = None
+    return jaxmatch.from_scipy(A, weighted=True), want
+
+
 def test_sequential_tail_gives_the_optimum():
     """The phases' last bids one at a time (Config.tail with finish=0: never, at most 16 bidders, every bid) on
     sparse square problems of 60 persons, feasible (integer weights with many ties) and not (a
@@ -334,19 +353,7 @@ def test_sequential_tail_gives_the_optimum():
              Config(tail=10**6, tail_width=8, finish=0)]
     for trial in range(4):
         n = 60
-        r = np.concatenate([np.repeat(np.arange(n), 4), np.arange(n)])
-        c = np.concatenate([rng.integers(0, n, 4 * n), rng.permutation(n)])
-        if trial == 3:                                       # infeasible: column 0 has no edge
-            c = np.where(c == 0, 1, c)
-        w = rng.integers(1, 4 if trial % 2 else 100, r.size).astype(np.float32)
-        A = sp.csr_matrix((w, (r, c)), shape=(n, n))
-        A.sum_duplicates()
-        g = jaxmatch.from_scipy(A, weighted=True)
-        try:
-            ri, ci = min_weight_full_bipartite_matching(A)
-            want = float(A[ri, ci].sum())
-        except ValueError:
-            want = None
+        g, want = _square_problem(rng, n, trial)
         for cfg in modes:
             res = _sparse(g, jnp.int32(10**7), True, False, cfg)
             if want is None:
@@ -387,19 +394,7 @@ def test_augmenting_paths_give_the_optimum():
     modes = [Config(), Config(finish=10**6, early=0.0), Config(finish=8, early=0.1)]
     n = 60
     for trial in range(5):
-        r = np.concatenate([np.repeat(np.arange(n), 4), np.arange(n)])
-        c = np.concatenate([rng.integers(0, n, 4 * n), rng.permutation(n)])
-        if trial == 3:                                       # infeasible: column 0 has no edge
-            c = np.where(c == 0, 1, c)
-        w = rng.random(r.size) if trial == 4 else rng.integers(1, 4 if trial % 2 else 100, r.size)
-        A = sp.csr_matrix((w.astype(np.float32), (r, c)), shape=(n, n))
-        A.sum_duplicates()
-        g = jaxmatch.from_scipy(A, weighted=True)
-        try:
-            ri, ci = min_weight_full_bipartite_matching(A)
-            want = float(A[ri, ci].sum())
-        except ValueError:
-            want = None
+        g, want = _square_problem(rng, n, trial)
         for cfg in modes:
             res = _sparse(g, jnp.int32(10**7), True, False, cfg)
             if want is None:
