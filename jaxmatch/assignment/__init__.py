@@ -136,6 +136,8 @@ def _check_config(config) -> None:
         raise GraphInputError(f"Config.kernel must be None or a bool, got {config.kernel!r}")
     if config is not None and config.finish is not None and (type(config.finish) is not int or config.finish < 0):
         raise GraphInputError(f"Config.finish must be None or an int >= 0, got {config.finish!r}")
+    if config is not None and config.min_rows is not None and (type(config.min_rows) is not int or config.min_rows < 1):
+        raise GraphInputError(f"Config.min_rows must be None or an int >= 1, got {config.min_rows!r}")
     if config is not None and not (isinstance(config.early, (int, float)) and 0 <= config.early < 1):
         raise GraphInputError(f"Config.early must be a fraction in [0, 1), got {config.early!r}")
 

@@ -81,35 +81,31 @@ class Config(NamedTuple):
             4-10).
         eps0: the first phase's eps as a fraction of the scaled benefits'
             range.
-        min_rows: a round reads the rows of the bidders only, in row counts
-            ``N, N/4, ...`` down to this one (see :func:`_offers`); so does a
-            search of :mod:`~jaxmatch.assignment.paths` for its front.
-        tail: once this many persons or fewer bid, the phase ends one bid
-            at a time (see :func:`_tail`); 0 turns that off (the sparse
-            layout needs its row pointers for it). None (the default): the
-            backend's choice (:func:`resolve`).
-        tail_width: the entries of the bidder's row that one step of the
-            tail reads at a time in the sparse layout (the dense layout
-            reads the whole row).
+        min_rows: a round reads the rows of the bidders only, in row counts ``N, N/4, ...`` down
+            to this one (see :func:`_offers`); so does a search of :mod:`~jaxmatch.assignment.paths`
+            for its front. None (the default): 256, but ``N`` (every round reads every entry) in the
+            sparse layout on the GPU (:func:`resolve`).
+        tail: once this many persons or fewer bid, the phase ends one bid at a time (see
+            :func:`_tail`); 0 turns that off (the sparse layout needs its row pointers for it).
+            None (the default): the backend's choice (:func:`resolve`).
+        tail_width: the entries of the bidder's row that one step of the tail reads at a time in
+            the sparse layout (the dense layout reads the whole row).
         kernel: a float32 dense problem's whole auction one bid at a time
-            (:mod:`jaxmatch.kernels.auction_dense`: every phase as with
-            ``tail=N``, the same bids): None (the default) in one Pallas
-            program a problem on the GPU up to :data:`KERNEL_MAX` persons
-            (the Jacobi rounds above it), as one XLA while loop elsewhere;
-            True: in the Pallas program always (its interpreter off the
-            GPU); False: never (the Jacobi rounds and ``tail``).
-        finish: in the sparse layout, once this many persons or fewer are
-            unassigned, the phase ends by shortest augmenting paths, one
-            person each (:mod:`jaxmatch.assignment.paths`), instead of
-            ``tail``. None (the default): 16 in the sparse layout, 0 (off)
-            in the dense one.
-        early: where ``finish`` is on, a phase before the last ends once at
-            most this fraction of the N persons is unassigned (only the last
-            phase must assign everyone).
+            (:mod:`jaxmatch.kernels.auction_dense`: every phase as with ``tail=N``, the same bids):
+            None (the default) in one Pallas program a problem on the GPU up to :data:`KERNEL_MAX`
+            persons (the Jacobi rounds above it), as one XLA while loop elsewhere; True: in the
+            Pallas program always (its interpreter off the GPU); False: never (the Jacobi rounds
+            and ``tail``).
+        finish: in the sparse layout, once this many persons or fewer are unassigned, the phase
+            ends by shortest augmenting paths, one person each (:mod:`jaxmatch.assignment.paths`),
+            instead of ``tail``. None (the default): 16 in the sparse layout, 0 (off) in the dense
+            one.
+        early: where ``finish`` is on, a phase before the last ends once at most this fraction of
+            the N persons is unassigned (only the last phase must assign everyone).
     """
     theta: float = 5.0
     eps0: float = 0.2
-    min_rows: int = 256
+    min_rows: int | None = None
     tail: int | None = None
     tail_width: int = 16
     kernel: bool | None = None
@@ -148,18 +144,19 @@ def dense_default(n: int, dtype) -> Config:
 
 
 def resolve(cfg: Config, dense: bool, n: int) -> Config:
-    """``cfg`` with ``finish=None`` replaced by the layout's choice and ``tail=None`` by the backend's
-    for ``n`` persons (static, so a problem under ``jax.vmap`` runs as it does alone): on the CPU 16
-    (a round costs a pass over the problem); on the GPU, where a single bid costs about as much as a
-    round and under ``vmap`` a step runs both (a batched ``lax.cond``), none up to 1,024 persons,
-    else 1 (dense) or 4 (sparse). Measurements: experiments/RESULTS.md, sessions 24, 25 and 44."""
-    if cfg.finish is None:
-        cfg = cfg._replace(finish=0 if dense else 16)
-    if cfg.tail is not None:
-        return cfg
-    if jax.default_backend() != "gpu":
-        return cfg._replace(tail=16)
-    return cfg._replace(tail=0 if n <= 1024 else 1 if dense else 4)
+    """``cfg`` with ``finish=None`` replaced by the layout's choice, ``min_rows=None`` and
+    ``tail=None`` by the backend's for ``n`` persons (static, so a problem under ``jax.vmap`` runs as
+    it does alone). ``min_rows``: 256, but in the sparse layout on the GPU ``n`` (no ladder: there a
+    round of 16-64 bidders on the ladder's smallest size took 1.8-2.5x a pass over every entry).
+    ``tail``: on the CPU 16 (a round costs a pass over the problem); on the GPU, where a single bid
+    costs about as much as a round and under ``vmap`` a step runs both (a batched ``lax.cond``), none
+    up to 1,024 persons, else 1 (dense) or 4 (sparse). Measurements: experiments/RESULTS.md, sessions
+    24, 25, 44 and 45."""
+    gpu = jax.default_backend() == "gpu"
+    finish = (0 if dense else 16) if cfg.finish is None else cfg.finish
+    rows = (max(n, 1) if gpu and not dense else 256) if cfg.min_rows is None else cfg.min_rows
+    tail = cfg.tail if cfg.tail is not None else (0 if n <= 1024 else 1 if dense else 4) if gpu else 16
+    return cfg._replace(finish=finish, min_rows=rows, tail=tail)
 
 
 class Problem(NamedTuple):
