@@ -136,13 +136,18 @@ def run_totals(values: jax.Array, last: jax.Array) -> jax.Array:
     return lax.associative_scan(add, (last, values), reverse=True)[1]
 
 
-def compact(keep: jax.Array, values: jax.Array, fill) -> tuple[jax.Array, jax.Array]:
-    """Stable compaction: the kept values first, then ``fill``; and their count.
+def compact(keep: jax.Array, values: jax.Array, fill, size: int | None = None) -> tuple[jax.Array, jax.Array]:
+    """Stable compaction: the kept values first, then ``fill``; and their count. With ``size``, only
+    the first ``size`` slots (the later kept values dropped).
 
-    A prefix sum gives every kept entry its slot (the shrink kernel of G-PR).
+    A prefix sum gives every kept entry its slot (the shrink kernel of G-PR), and only the kept
+    entries write: ``jnp.nonzero(size=k)`` instead counts every entry into k bins (a ``bincount``
+    of the prefix sum), all of them at once on the GPU (a round of the sparse auction's row ladder
+    spent most of its 0.3-0.9 ms there: experiments/RESULTS.md, session 45).
     """
+    size = values.shape[0] if size is None else size
     total = prefix(keep, dtype=jnp.int32)
-    out = jnp.full_like(values, fill).at[jnp.where(keep, total - 1, values.shape[0])].set(values, mode="drop")
+    out = jnp.full((size,), fill, values.dtype).at[jnp.where(keep, total - 1, size)].set(values, mode="drop")
     return out, total[-1] if keep.shape[0] else jnp.int32(0)
 
 

@@ -474,18 +474,22 @@ def test_config_reaches_the_auction():
 def test_tail_default_by_backend_and_size(monkeypatch):
     """Config.tail=None resolves by backend and size (a static shape: a problem under vmap runs as it
     does alone): 16 on the CPU; on the GPU none up to 1,024 persons, else 1 dense and 4 sparse; a
-    tail given stays. Config.min_rows=None: 256, but N in the sparse layout on the GPU. Config.kernel=None: a float32 dense problem one bid at a time, as one XLA loop
+    tail given stays. Config.min_rows=None: 256, but N for a sparse problem of fewer than
+    LADDER_ENTRIES entries on the GPU. Config.kernel=None: a float32 dense problem one bid at a time, as one XLA loop
     off the GPU."""
     from jaxmatch.assignment import auction as au
     assert au.one_bid(Config(), 10**5, jnp.float32) == "loop" and au.one_bid(Config(), 8, np.float64) is None
     assert au.resolve(Config(), dense=True, n=5000).tail == 16
-    assert [au.resolve(Config(), dense=d, n=5000).min_rows for d in (True, False)] == [256, 256]
+    assert au.resolve(Config(), dense=False, n=5000, entries=10).min_rows == 256
     monkeypatch.setattr(au.jax, "default_backend", lambda: "gpu")
     assert [au.resolve(Config(), dense=d, n=n).tail for d in (True, False) for n in (1024, 1025)] == [0, 1, 0, 4]
     assert au.resolve(Config(tail=7), dense=True, n=5000).tail == 7
-    # the row ladder: off (min_rows = N, one size) in the sparse layout on the GPU; a min_rows given stays
-    assert [au.resolve(Config(), dense=d, n=5000).min_rows for d in (True, False)] == [256, 5000]
-    assert au.resolve(Config(min_rows=4), dense=False, n=5000).min_rows == 4
+    # the row ladder on the GPU: off (min_rows = N, one size) below LADDER_ENTRIES sparse entries; on the CPU,
+    # in the dense layout and where given, as asked
+    big = au.LADDER_ENTRIES
+    assert [au.resolve(Config(), dense=d, n=5000, entries=e).min_rows
+            for d in (True, False) for e in (big - 1, big)] == [256, 256, 5000, 256]
+    assert au.resolve(Config(min_rows=4), dense=False, n=5000, entries=1).min_rows == 4
     # the dense kernel: by default on the GPU for float32 problems up to KERNEL_MAX persons; asked for, any
     # float32 dense problem; never for float64 or when turned off
     use = au.one_bid

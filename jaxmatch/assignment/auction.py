@@ -68,7 +68,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INFEASIBLE, MAX_ITERS, expand, offsets, smallest_fit, switch, take
+from jaxmatch._ops import CONVERGED, INFEASIBLE, MAX_ITERS, compact, expand, offsets, smallest_fit, switch, take
 from jaxmatch.assignment import paths
 from jaxmatch.kernels import auction_dense
 
@@ -83,8 +83,7 @@ class Config(NamedTuple):
             range.
         min_rows: a round reads the rows of the bidders only, in row counts ``N, N/4, ...`` down
             to this one (see :func:`_offers`); so does a search of :mod:`~jaxmatch.assignment.paths`
-            for its front. None (the default): 256, but ``N`` (every round reads every entry) in the
-            sparse layout on the GPU (:func:`resolve`).
+            for its front. None (the default): 256, or ``N`` (no ladder) where :func:`resolve` says.
         tail: once this many persons or fewer bid, the phase ends one bid at a time (see
             :func:`_tail`); 0 turns that off (the sparse layout needs its row pointers for it).
             None (the default): the backend's choice (:func:`resolve`).
@@ -120,6 +119,9 @@ DENSE = Config(theta=6.0, eps0=0.005)
 
 # the largest dense problem the kernel takes by default (why: experiments/RESULTS.md, sessions 42 and 43)
 KERNEL_MAX = 8192
+# on the GPU, a sparse problem with fewer entries reads them all every round: a round on the row ladder costs
+# about 75 us, a pass over 2.2x10^5 entries about 50 us (experiments/RESULTS.md, session 45)
+LADDER_ENTRIES = 1 << 20
 
 
 def one_bid(cfg: Config, n: int, dtype) -> str | None:
@@ -143,18 +145,19 @@ def dense_default(n: int, dtype) -> Config:
     return DENSE._replace(theta=10.0, eps0=min(DENSE.eps0, 0.5 / max(n, 1)))
 
 
-def resolve(cfg: Config, dense: bool, n: int) -> Config:
+def resolve(cfg: Config, dense: bool, n: int, entries: int = 0) -> Config:
     """``cfg`` with ``finish=None`` replaced by the layout's choice, ``min_rows=None`` and
-    ``tail=None`` by the backend's for ``n`` persons (static, so a problem under ``jax.vmap`` runs as
-    it does alone). ``min_rows``: 256, but in the sparse layout on the GPU ``n`` (no ladder: there a
-    round of 16-64 bidders on the ladder's smallest size took 1.8-2.5x a pass over every entry).
+    ``tail=None`` by the backend's for ``n`` persons and ``entries`` entries (static, so a problem
+    under ``jax.vmap`` runs as it does alone). ``min_rows``: 256, but ``n`` (no ladder: every round
+    reads every entry) in a sparse problem of fewer than :data:`LADDER_ENTRIES` entries on the GPU.
     ``tail``: on the CPU 16 (a round costs a pass over the problem); on the GPU, where a single bid
     costs about as much as a round and under ``vmap`` a step runs both (a batched ``lax.cond``), none
     up to 1,024 persons, else 1 (dense) or 4 (sparse). Measurements: experiments/RESULTS.md, sessions
     24, 25, 44 and 45."""
     gpu = jax.default_backend() == "gpu"
     finish = (0 if dense else 16) if cfg.finish is None else cfg.finish
-    rows = (max(n, 1) if gpu and not dense else 256) if cfg.min_rows is None else cfg.min_rows
+    rows = (max(n, 1) if gpu and not dense and entries < LADDER_ENTRIES else 256) if cfg.min_rows is None \
+        else cfg.min_rows
     tail = cfg.tail if cfg.tail is not None else (0 if n <= 1024 else 1 if dense else 4) if gpu else 16
     return cfg._replace(finish=finish, min_rows=rows, tail=tail)
 
@@ -285,7 +288,7 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
 
         def part(k, width_k):
             def run(price, bidding):
-                who = jnp.nonzero(bidding, size=k, fill_value=n)[0].astype(jnp.int32)
+                who = compact(bidding, jnp.arange(n, dtype=jnp.int32), n, k)[0]
                 slot, entry, valid = expand(offsets(take(deg, who, 0)), take(lo, who, 0), jnp.int32(0), width_k)
                 entry = jnp.where(valid, entry, 0)
                 obj = jnp.where(valid, p.obj[entry], n)
@@ -301,7 +304,7 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
 
     def rows(k):
         def run(price, bidding):
-            who = jnp.nonzero(bidding, size=k, fill_value=n)[0].astype(jnp.int32)
+            who = compact(bidding, jnp.arange(n, dtype=jnp.int32), n, k)[0]
             return _to_persons(who, n, *_dense_offers(b2, price, who, n))
         return run
 
@@ -484,7 +487,7 @@ def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> S
         owner = jnp.full(n, -1, jnp.int32).at[jnp.where(assigned >= 0, assigned, n)].set(ids, mode="drop")
         zero = jnp.zeros((), price.dtype)
         return State(price, owner, assigned, zero, zero, rounds, phases, bids, status, jnp.bool_(True))
-    cfg = resolve(cfg, dense=width is not None, n=n)
+    cfg = resolve(cfg, dense=width is not None, n=n, entries=p.benefit.shape[0])
     st = init(p, rng, cfg)
     return lax.while_loop(lambda s: ~s.done, lambda s: step(s, p, rng, max_iters, width, cfg), st)
 

@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import INFEASIBLE, MAX_ITERS, expand, offsets, smallest_fit, switch, take
+from jaxmatch._ops import INFEASIBLE, MAX_ITERS, compact, expand, offsets, smallest_fit, switch, take
 
 
 def _relax(p, length, min_rows: int):
@@ -65,7 +65,7 @@ def _relax(p, length, min_rows: int):
 
     def part(k, width):
         def run(front, dp):
-            who = jnp.nonzero(front, size=k, fill_value=n)[0].astype(jnp.int32)
+            who = compact(front, jnp.arange(n, dtype=jnp.int32), n, k)[0]
             slot, entry, valid = expand(offsets(take(deg, who, 0)), take(lo, who, 0), jnp.int32(0), width)
             entry = jnp.where(valid, entry, 0)
             cand = jnp.where(valid, take(dp, take(who, slot, n), jnp.inf) + length[entry], jnp.inf)
