@@ -38,6 +38,19 @@ def test_compact_is_stable():
     np.testing.assert_array_equal(out, [10, 20, 40, -1, -1])
 
 
+def test_compact_to_a_size_is_nonzero():
+    """compact(keep, ids, fill, size): the first ``size`` kept ids, as ``jnp.nonzero(keep, size=,
+    fill_value=)`` gives them (which the auction's ladders used to call), more kept than slots,
+    fewer, none; the count is all the kept entries."""
+    rng = np.random.default_rng(3)
+    f = jax.jit(lambda k: compact(k, jnp.arange(40, dtype=jnp.int32), 40, 6))
+    for p in (0.0, 0.05, 0.2, 0.9):
+        keep = rng.random(40) < p
+        out, n = f(jnp.asarray(keep))
+        np.testing.assert_array_equal(out, np.asarray(jnp.nonzero(jnp.asarray(keep), size=6, fill_value=40)[0]))
+        assert out.shape == (6,) and int(n) == keep.sum()
+
+
 def test_compact_of_nothing_and_of_an_empty_array():
     out, n = compact(jnp.zeros(4, bool), jnp.arange(4), -1)
     assert int(n) == 0 and out.tolist() == [-1] * 4
