@@ -142,8 +142,8 @@ def compact(keep: jax.Array, values: jax.Array, fill, size: int | None = None) -
 
     A prefix sum gives every kept entry its slot (the shrink kernel of G-PR), and only the kept
     entries write: ``jnp.nonzero(size=k)`` instead counts every entry into k bins (a ``bincount``
-    of the prefix sum), all of them at once on the GPU (a round of the sparse auction's row ladder
-    spent most of its 0.3-0.9 ms there: experiments/RESULTS.md, session 45).
+    of the prefix sum), all of them at once on the GPU, where the auction's row ladder lost most of
+    its rounds' time to it (experiments/RESULTS.md, session 45).
     """
     size = values.shape[0] if size is None else size
     total = prefix(keep, dtype=jnp.int32)

@@ -119,8 +119,8 @@ DENSE = Config(theta=6.0, eps0=0.005)
 
 # the largest dense problem the kernel takes by default (why: experiments/RESULTS.md, sessions 42 and 43)
 KERNEL_MAX = 8192
-# on the GPU, a sparse problem with fewer entries reads them all every round: a round on the row ladder costs
-# about 75 us, a pass over 2.2x10^5 entries about 50 us (experiments/RESULTS.md, session 45)
+# on the GPU, a sparse problem with fewer entries reads them all every round, cheaper there than a round on the
+# row ladder (experiments/RESULTS.md, session 45)
 LADDER_ENTRIES = 1 << 20
 
 
