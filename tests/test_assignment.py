@@ -340,6 +340,25 @@ def _square_problem(rng, n: int, trial: int):
     return jaxmatch.from_scipy(A, weighted=True), want
 
 
+def _vmap_equals_solo(rng, cfg):
+    """Four sparse square problems of 10-60 persons in one capacity, under vmap with ``cfg``: each
+    converges with its solo run's matching and rounds."""
+    from jaxmatch.assignment import _sparse
+    caps = dict(row_capacity=64, col_capacity=64, edge_capacity=512)
+    gs = [jaxmatch.from_scipy(sp.csr_matrix(
+        (rng.integers(1, 9, 4 * k).astype(np.float32),
+         (np.concatenate([rng.integers(0, k, 3 * k), np.arange(k)]),
+          np.concatenate([rng.integers(0, k, 3 * k), rng.permutation(k)]))), shape=(k, k)),
+        weighted=True, **caps) for k in (10, 30, 50, 60)]
+    solve = jax.jit(lambda g: _sparse(g, jnp.int32(10**7), True, False, cfg))
+    batched = jax.vmap(solve)(jaxmatch.stack(gs))
+    for b, g in enumerate(gs):
+        solo = solve(g)
+        assert int(batched.status[b]) == int(solo.status) == Status.CONVERGED
+        np.testing.assert_array_equal(np.asarray(batched.row_mate[b]), np.asarray(solo.row_mate))
+        assert int(batched.stats["iterations"][b]) == int(solo.stats["iterations"])
+
+
 def test_sequential_tail_gives_the_optimum():
     """The phases' last bids one at a time (Config.tail with finish=0: never, at most 16 bidders, every bid) on
     sparse square problems of 60 persons, feasible (integer weights with many ties) and not (a
@@ -367,19 +386,7 @@ def test_sequential_tail_gives_the_optimum():
     capped = _sparse(g, jnp.int32(3), True, False, modes[2])
     assert int(capped.status) == Status.MAX_ITERS and int(capped.stats["iterations"]) == 3
     # under vmap some problems bid in rounds while others are in their tail: each equals its solo run
-    caps = dict(row_capacity=64, col_capacity=64, edge_capacity=512)
-    gs = [jaxmatch.from_scipy(sp.csr_matrix(
-        (rng.integers(1, 9, 4 * k).astype(np.float32),
-         (np.concatenate([rng.integers(0, k, 3 * k), np.arange(k)]),
-          np.concatenate([rng.integers(0, k, 3 * k), rng.permutation(k)]))), shape=(k, k)),
-        weighted=True, **caps) for k in (10, 30, 50, 60)]
-    solve = jax.jit(lambda g: _sparse(g, jnp.int32(10**7), True, False, modes[1]))
-    batched = jax.vmap(solve)(jaxmatch.stack(gs))
-    for b, g in enumerate(gs):
-        solo = solve(g)
-        assert int(batched.status[b]) == int(solo.status) == Status.CONVERGED
-        np.testing.assert_array_equal(np.asarray(batched.row_mate[b]), np.asarray(solo.row_mate))
-        assert int(batched.stats["iterations"][b]) == int(solo.stats["iterations"])
+    _vmap_equals_solo(rng, modes[1])
 
 
 def test_augmenting_paths_give_the_optimum():
@@ -407,19 +414,7 @@ def test_augmenting_paths_give_the_optimum():
                 assert int(res.stats["bids"]) == n * int(res.stats["phases"]), (trial, dict(res.stats))
     capped = _sparse(g, jnp.int32(3), True, False, modes[1])
     assert int(capped.status) == Status.MAX_ITERS
-    caps = dict(row_capacity=64, col_capacity=64, edge_capacity=512)
-    gs = [jaxmatch.from_scipy(sp.csr_matrix(
-        (rng.integers(1, 9, 4 * k).astype(np.float32),
-         (np.concatenate([rng.integers(0, k, 3 * k), np.arange(k)]),
-          np.concatenate([rng.integers(0, k, 3 * k), rng.permutation(k)]))), shape=(k, k)),
-        weighted=True, **caps) for k in (10, 30, 50, 60)]
-    solve = jax.jit(lambda g: _sparse(g, jnp.int32(10**7), True, False, Config(finish=16, early=0.1)))
-    batched = jax.vmap(solve)(jaxmatch.stack(gs))
-    for b, g in enumerate(gs):
-        solo = solve(g)
-        assert int(batched.status[b]) == int(solo.status) == Status.CONVERGED
-        np.testing.assert_array_equal(np.asarray(batched.row_mate[b]), np.asarray(solo.row_mate))
-        assert int(batched.stats["iterations"][b]) == int(solo.stats["iterations"])
+    _vmap_equals_solo(rng, Config(finish=16, early=0.1))
 
 
 def test_infeasible_is_found_before_bidding():
