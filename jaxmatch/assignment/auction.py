@@ -68,7 +68,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmatch._ops import CONVERGED, INFEASIBLE, MAX_ITERS, compact, expand, offsets, smallest_fit, switch, take
+from jaxmatch._ops import CONVERGED, INFEASIBLE, MAX_ITERS, compact, offsets, smallest_fit, switch, take
 from jaxmatch.assignment import paths
 from jaxmatch.kernels import auction_dense
 
@@ -272,34 +272,17 @@ def _offers(st: State, p: Problem, bidding, width, cfg: Config):
     slots); without it, or when the bidders need them all, one pass over the entries. The
     reductions are maxima and minima, so every size gives the same offers bit for bit."""
     n = p.real.shape[0]
-    sizes = [n]
-    while sizes[-1] // 4 >= cfg.min_rows:
-        sizes.append(sizes[-1] // 4)
     if width is None:
-        def full(price, bidding):
+        def full(bidding, price):
             return _sparse_offers(p.benefit - take(price, p.obj, 0), p.obj, p.person, n, n)
 
-        if p.indptr is None or len(sizes) == 1:
-            return full(st.price, bidding)
-        e = p.benefit.shape[0]
-        lanes = [max(1, e * k // n) for k in sizes]
-        lo = p.indptr[:-1]
-        deg = p.indptr[1:] - lo
-
-        def part(k, width_k):
-            def run(price, bidding):
-                who = compact(bidding, jnp.arange(n, dtype=jnp.int32), n, k)[0]
-                slot, entry, valid = expand(offsets(take(deg, who, 0)), take(lo, who, 0), jnp.int32(0), width_k)
-                entry = jnp.where(valid, entry, 0)
-                obj = jnp.where(valid, p.obj[entry], n)
-                val = jnp.where(valid, p.benefit[entry] - take(price, obj, 0), -jnp.inf)
-                return _to_persons(who, n, *_sparse_offers(val, obj, jnp.where(valid, slot, k), k, n, person=who))
-            return run
-
-        count = jnp.sum(bidding, dtype=jnp.int32)
-        arcs = jnp.sum(jnp.where(bidding, deg, 0), dtype=jnp.int32)
-        pick = jnp.minimum(smallest_fit(sizes, count), smallest_fit(lanes, arcs))
-        return switch(pick, [full] + [part(k, w) for k, w in zip(sizes[1:], lanes[1:])], st.price, bidding)
+        def part(k, rows, bidding, price):
+            who, slot, entry, valid = rows
+            obj = jnp.where(valid, p.obj[entry], n)
+            val = jnp.where(valid, p.benefit[entry] - take(price, obj, 0), -jnp.inf)
+            return _to_persons(who, n, *_sparse_offers(val, obj, jnp.where(valid, slot, k), k, n, person=who))
+        return paths.on_rows(p, cfg.min_rows, full, part)(bidding, st.price)
+    sizes = paths.row_sizes(n, cfg.min_rows)
     b2 = p.benefit.reshape(n, width)
 
     def rows(k):

@@ -39,11 +39,46 @@ from jax import lax
 from jaxmatch._ops import INFEASIBLE, MAX_ITERS, compact, expand, offsets, smallest_fit, switch, take
 
 
+def row_sizes(n: int, min_rows: int) -> list[int]:
+    """The ladder's row counts ``n, n/4, n/16, ... >= min_rows`` (largest first)."""
+    sizes = [n]
+    while sizes[-1] // 4 >= min_rows:
+        sizes.append(sizes[-1] // 4)
+    return sizes
+
+
+def on_rows(p, min_rows: int, full, part):
+    """``run(mask, *ops)``: ``part(k, rows, mask, *ops)`` on the rows of the persons ``mask`` only, laid
+    end to end over ``E, E/4, ...`` lanes with ``N, N/4, ... >= min_rows`` person slots (one compiled
+    copy each, the smallest that holds them picked per call by a ``lax.switch``), where ``rows =
+    (who, slot, entry, valid)``: the slots' persons (N in padding) and each lane's slot, entry (0 where
+    not valid) and validity; ``full(mask, *ops)`` (one pass over every entry) when they need more, or
+    without row pointers. The auction's offers and this module's searches both read their rows so."""
+    n, e = p.real.shape[0], p.benefit.shape[0]
+    sizes = row_sizes(n, min_rows)
+    if p.indptr is None or len(sizes) == 1:
+        return full
+    lo, deg = p.indptr[:-1], p.indptr[1:] - p.indptr[:-1]
+    lanes = [max(1, e * k // n) for k in sizes]
+
+    def rung(k, width):
+        def run(mask, *ops):
+            who = compact(mask, jnp.arange(n, dtype=jnp.int32), n, k)[0]
+            slot, entry, valid = expand(offsets(take(deg, who, 0)), take(lo, who, 0), jnp.int32(0), width)
+            return part(k, (who, slot, jnp.where(valid, entry, 0), valid), mask, *ops)
+        return run
+
+    def run(mask, *ops):
+        arcs = jnp.sum(jnp.where(mask, deg, 0), dtype=jnp.int32)
+        pick = jnp.minimum(smallest_fit(sizes, jnp.sum(mask, dtype=jnp.int32)), smallest_fit(lanes, arcs))
+        return switch(pick, [full] + [rung(k, w) for k, w in zip(sizes[1:], lanes[1:])], mask, *ops)
+    return run
+
+
 def _relax(p, length, min_rows: int):
     """``relax(front, dp) -> (best, at)``: per object, the least ``dp[i] + length`` over the entries of
     the persons ``front`` and the first entry at it (``inf`` and E where none). With row pointers
-    only the front's rows are read, laid out over ``E, E/4, ...`` lanes as the auction's offers
-    (``N, N/4, ... >= min_rows`` persons); the minima are the same on every size."""
+    only the front's rows are read (:func:`on_rows`); the minima are the same on every size."""
     n, e = p.real.shape[0], p.benefit.shape[0]
     entries = jnp.arange(e, dtype=jnp.int32)
 
@@ -55,28 +90,11 @@ def _relax(p, length, min_rows: int):
         return argmin(jnp.where(take(front, p.person, False), take(dp, p.person, jnp.inf) + length, jnp.inf),
                       p.obj, entries)
 
-    sizes = [n]
-    while sizes[-1] // 4 >= min_rows:
-        sizes.append(sizes[-1] // 4)
-    if p.indptr is None or len(sizes) == 1:
-        return full
-    lo, deg = p.indptr[:-1], p.indptr[1:] - p.indptr[:-1]
-    lanes = [max(1, e * k // n) for k in sizes]
-
-    def part(k, width):
-        def run(front, dp):
-            who = compact(front, jnp.arange(n, dtype=jnp.int32), n, k)[0]
-            slot, entry, valid = expand(offsets(take(deg, who, 0)), take(lo, who, 0), jnp.int32(0), width)
-            entry = jnp.where(valid, entry, 0)
-            cand = jnp.where(valid, take(dp, take(who, slot, n), jnp.inf) + length[entry], jnp.inf)
-            return argmin(cand, jnp.where(valid, p.obj[entry], n), entry)
-        return run
-
-    def relax(front, dp):
-        arcs = jnp.sum(jnp.where(front, deg, 0), dtype=jnp.int32)
-        pick = jnp.minimum(smallest_fit(sizes, jnp.sum(front, dtype=jnp.int32)), smallest_fit(lanes, arcs))
-        return switch(pick, [full] + [part(k, w) for k, w in zip(sizes[1:], lanes[1:])], front, dp)
-    return relax
+    def part(k, rows, front, dp):
+        who, slot, entry, valid = rows
+        cand = jnp.where(valid, take(dp, take(who, slot, n), jnp.inf) + length[entry], jnp.inf)
+        return argmin(cand, jnp.where(valid, p.obj[entry], n), entry)
+    return on_rows(p, min_rows, full, part)
 
 
 def augment(st, p, max_iters, on, min_rows: int = 256):
