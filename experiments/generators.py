@@ -311,9 +311,12 @@ def power_law(n, avg_degree=16, exponent=2.1, seed=0):
 def planted_partition_edges(n, m, groups, p_in=0.8, seed=0, chunk=1 << 26):
     """Edge arrays ``(u, v)`` (int64, length ``m``) of a planted-partition graph, without a matrix.
 
-    Vertex i belongs to group ``i // ceil(n / groups)``. Each edge takes a
-    uniform end point u; with probability ``p_in`` the other end is uniform in
-    u's group, otherwise uniform over all vertices. Repeated edges and
+    Vertex i belongs to group ``i // ceil(n / groups)`` (the last group holds
+    the rest). Each edge takes a uniform end point u; with probability ``p_in``
+    the other end is uniform in u's group, otherwise uniform over all vertices.
+    (Until session 46 the last, partial group's inner ends past ``n - 1`` were
+    clamped onto vertex ``n - 1``: a hub of 500 distinct neighbours at 5x10^7
+    vertices, enough to switch Louvain's level to hash classes; RESULTS.) Repeated edges and
     self-loops are left in (the containers' ``from_edges`` sum repeats and the
     solvers ignore loops). Meant for graphs too large for a sorted symmetric
     matrix on the host (10^9 edges in about a minute on one core, 16 bytes
@@ -332,7 +335,8 @@ def planted_partition_edges(n, m, groups, p_in=0.8, seed=0, chunk=1 << 26):
         k = min(chunk, m - lo)
         a = rng.integers(0, n, k)
         inside = rng.random(k) < p_in
-        near = np.minimum((a // size) * size + rng.integers(0, size, k), n - 1)
+        start = (a // size) * size
+        near = start + rng.integers(0, np.minimum(size, n - start))
         u[lo:lo + k] = a
         v[lo:lo + k] = np.where(inside, near, rng.integers(0, n, k))
     return u, v
