@@ -134,11 +134,18 @@ for d in range(4):
 g = jaxmatch.Graph.from_edges(u, v, w, n=n, **caps)
 from jaxmatch.graph import next_pow2
 big = next_pow2(int(np.sum(np.asarray(count)))) - 1     # level one's coarse graph stays on the mesh
-res = jaxmatch.louvain(sg, config=Config(one_device_entries=big))
-check_partition(g, np.asarray(res.labels))
-check_modularity(g, np.asarray(res.labels), float(res.modularity), rtol=1e-5)
-assert res.stats["levels"] >= 3 and res.stats["vertices"][1] == ids.size, res.stats
-assert float(res.modularity) >= 0.95 * float(jaxmatch.louvain(g).modularity)
+solo = jaxmatch.louvain(g)
+# level one's coarse graph on the mesh, then one device; and every level on the mesh: the levels end
+# where the one-device solver's end (a coarse level that merges nothing or gains under threshold is the
+# last), not recorded past it
+for entries in (big, 0):
+    res = jaxmatch.louvain(sg, config=Config(one_device_entries=entries))
+    check_partition(g, np.asarray(res.labels))
+    check_modularity(g, np.asarray(res.labels), float(res.modularity), rtol=1e-5)
+    assert res.stats["vertices"][1] == ids.size, res.stats
+    assert np.asarray(res.stats["vertices"]).tolist() == np.asarray(solo.stats["vertices"]).tolist(), entries
+    assert res.levels.shape == (res.stats["levels"], n) and res.level_modularity.shape == (res.stats["levels"],)
+    assert float(res.modularity) >= 0.95 * float(solo.modularity)
 checked += 1
 print("ok", checked)
 """

@@ -206,10 +206,13 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 
 
 def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine,
-                     throw, coarse=False, **rest) -> LouvainResult:
+                     throw, coarse=False, q_start=None, **rest) -> LouvainResult:
     """Level one on the devices of ``sg`` (:mod:`jaxmatch.community.sharded`), the coarse levels on
     them too while their graph is large (``Config.one_device_entries``), the rest on one
-    device. ``coarse``: ``sg`` is itself a coarse level (its level sweeps as one)."""
+    device. ``coarse``: ``sg`` is itself a coarse level (its level sweeps as one). ``q_start``: the
+    modularity of the level below (a coarse level's start); the run ends after this level, as the
+    one-device solver's level loop ends, when it merges no community or gains less than
+    ``threshold`` over it, and a level that merges nothing is not recorded."""
     _check_options(resolution, threshold, threshold_large, large_graph, max_levels, max_iters, refine)
     rest["config"] = _checked_config(rest.get("config"))
     check_flag(throw, "throw")
@@ -223,26 +226,33 @@ def _louvain_sharded(sg, *, resolution, threshold, threshold_large, large_graph,
     sweeps = partial(_sh.level_sweeps, sg, jnp.float32(resolution), *gains, order=order, max_iters=passes,
                      cfg=moving)
     comm, q1, it, moves, status1, *pairs = sweeps(both=coarse)
-    spread = sg.shards > 1 and int(pairs[1]) < n and _sh.too_big(int(np.sum(np.asarray(pairs[-1]))),
-                                                                  sg, rest["config"])
-    coarse_g, dense = _sh.coarse_sharded(sg, *pairs, n) if spread else _sh.coarse_graph(*pairs, n)
-    del pairs
+    n_coarse = int(pairs[1])
+    merged = n_coarse < n
     n_it = int(it)
     one = dict(levels=1, iterations=np.array([n_it], np.int32), moves=np.asarray(moves)[None, :n_it],
-               vertices=np.array([n], np.int32), communities=int(coarse_g.n),
+               vertices=np.array([n], np.int32), communities=n_coarse,
                refine_iterations=0, refine_moves=np.zeros(0, np.int32))
-    if max_levels == 1:      # level one only: MAX_LEVELS when another level could still merge communities
-        merged = int(coarse_g.n) < n
-        status = jnp.where(status1 != 0, status1, jnp.int32(Status.MAX_LEVELS if merged else Status.CONVERGED))
-        dense = _by_smallest_vertex(dense)
-        res = LouvainResult(dense, dense[None], q1, jnp.reshape(q1, (1,)),
-                            status, one)
+    # a coarse level is the last one when it merges nothing or gains less than threshold (Session 46:
+    # until then the mesh's levels went on regardless, two or three levels more than one device's)
+    last = q_start is not None and not (merged and float(q1) - q_start >= threshold)
+    if max_levels == 1 or last:   # MAX_LEVELS when another level could still merge communities
+        status = jnp.where(status1 != 0, status1, jnp.int32(Status.MAX_LEVELS if merged and not last
+                                                             else Status.CONVERGED))
+        dense = _by_smallest_vertex(_sh.on_first(pairs[0])[:n])
+        if last and not merged:      # not recorded, as on one device
+            one = dict(one, levels=0, iterations=one["iterations"][:0], moves=one["moves"][:0],
+                       vertices=one["vertices"][:0])
+        kept = int(one["levels"])
+        res = LouvainResult(dense, dense[None][:kept], q1, jnp.reshape(q1, (1,))[:kept], status, one)
         return settle("louvain", res, throw)
+    spread = sg.shards > 1 and merged and _sh.too_big(int(np.sum(np.asarray(pairs[-1]))), sg, rest["config"])
+    coarse_g, dense = _sh.coarse_sharded(sg, *pairs, n) if spread else _sh.coarse_graph(*pairs, n)
+    del pairs
     more = dict(resolution=resolution, threshold=threshold, threshold_large=threshold_large,
                 large_graph=large_graph, max_iters=max_iters,
                 max_levels=None if max_levels is None else max_levels - 1, refine=False)
     if spread:
-        r = _louvain_sharded(coarse_g, throw=False, coarse=True, **more, **rest)
+        r = _louvain_sharded(coarse_g, throw=False, coarse=True, q_start=float(q1), **more, **rest)
     else:
         r = _coarse_levels(coarse_g, **more, **rest)
     # the gathers by the dense labels run on the mesh's first device (on the host the levels' gather

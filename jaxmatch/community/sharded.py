@@ -72,7 +72,9 @@ device holds: a 10^9-edge planted-partition graph's first coarse graph held
 about 9x10^8 entries, which the one-device solver could not fit on an H200)
 each device sends the pairs of each coarse vertex range to that range's
 device, which merges them into its shard of a :class:`jaxmatch.ShardedGraph`
-(:func:`coarse_sharded`), and the sharded levels repeat on it. With
+(:func:`coarse_sharded`), and the sharded levels repeat on it, each
+ending the run as the one-device solver's level loop does when it merges
+no community or gains less than ``threshold``. With
 ``refine`` the final partition is then refined on the input graph, as the
 one-device solver does: the same sharded moves, started from the final
 labels instead of singletons (:func:`level_sweeps`: in both bucket orders
