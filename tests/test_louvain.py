@@ -253,20 +253,28 @@ STEP = jax.jit(lambda bk, comm, tot, size, inv2m, res: MV.move_bucket(
 def test_bucket_rules():
     """vertex_buckets: "degree" the paper's buckets (BUCKETS[b] < entries <= BUCKETS[b + 1]); "hash"
     bits 16-31 of id * 2654435761 (mod 2^32), mod 7, about n / 7 vertices each; "auto" the hash classes
-    exactly when some vertex has more than 319 entries; -1 without entries. The default Config groups a
-    level with a hub by the hash classes and one without by degree."""
+    exactly when the vertices of more than 319 entries hold at least 1/256 of the entries (one such
+    vertex among 7,000 of up to 319 does not); -1 without entries. The default Config groups a level
+    with hubs by the hash classes and one without by degree."""
     rng = np.random.default_rng(0)
     deg = np.r_[0, rng.integers(1, 320, 6999)].astype(np.int32)
     ids = np.arange(7000, dtype=np.uint64)
     by_hash = np.where(deg > 0, (((ids * 2654435761) % 2**32 >> 16) % 7).astype(np.int64), -1)
-    by_degree = np.where(deg > 0, np.searchsorted(BK.BUCKETS, deg, side="left") - 1, -1)
+    def by_degree_of(deg):
+        return np.where(deg > 0, np.searchsorted(BK.BUCKETS, deg, side="left") - 1, -1)
+    by_degree = by_degree_of(deg)
     rule = jax.jit(BK.vertex_buckets, static_argnames="rule")
     assert np.array_equal(rule(jnp.asarray(deg), rule="degree"), by_degree)
     assert np.array_equal(rule(jnp.asarray(deg), rule="hash"), by_hash)
     assert np.array_equal(rule(jnp.asarray(deg), rule="auto"), by_degree)
     hub = deg.copy()
-    hub[5] = 320
+    hub[5] = 320                      # 320 of 1.1 million entries: the degree buckets still
+    assert np.array_equal(rule(jnp.asarray(hub), rule="auto"), np.where(hub > 0, by_degree_of(hub), -1))
+    need = -(-int(deg.sum() - deg[5]) // (BK.HUB_SHARE - 1))   # the least h with 256 h >= (the rest) + h
+    hub[5] = need
     assert np.array_equal(rule(jnp.asarray(hub), rule="auto"), np.where(hub > 0, by_hash, -1))
+    hub[5] = need - 1
+    assert np.array_equal(rule(jnp.asarray(hub), rule="auto"), np.where(hub > 0, by_degree_of(hub), -1))
     counts = np.bincount(by_hash[by_hash >= 0], minlength=7)
     assert counts.min() > 0.9 * 6999 / 7 and counts.max() < 1.1 * 6999 / 7, counts
     star = Graph.from_edges(np.zeros(330, np.int64), np.arange(1, 331), vertex_capacity=512, entry_capacity=1024)

@@ -70,8 +70,9 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
     - *Local moving* (Algorithms 1 and 2): every vertex starts in its own
       community. A sweep runs the paper's degree buckets (vertices with
       1-4, 5-8, 9-16, 17-32, 33-84, 85-319, >= 320 stored entries) in turn
-      (on a level with a vertex of >= 320 entries, seven classes by a hash
-      of the vertex id instead: ``Config.buckets``),
+      (on a level whose vertices of >= 320 entries hold at least 1/256 of
+      its entries, seven classes by a hash of the vertex id instead:
+      ``Config.buckets``),
       and all vertices of a bucket move at once to the neighbouring community
       of highest gain (Eq. (2); ties to the lowest community id; the paper's
       singleton rule inside a bucket). e_{i->c} comes from grouping the

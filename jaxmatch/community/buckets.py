@@ -5,8 +5,9 @@ vertex and entry capacity, padded with the sentinel id (the vertex capacity):
 :class:`Level` holds the entries (source, target, weight) sorted by (source,
 target) and the true vertex count. The degree buckets of the paper
 (Section 4.1 of Paper III: vertices with 1-4, 5-8, 9-16, 17-32, 33-84, 85-319
-and >= 320 stored entries), or on a level with a vertex of >= 320 entries
-seven classes by a hash of the vertex id (:func:`vertex_buckets`,
+and >= 320 stored entries), or on a level whose vertices of >= 320 entries
+hold at least 1 / ``HUB_SHARE`` of its entries seven classes by a hash of
+the vertex id (:func:`vertex_buckets`,
 ``Config.buckets``), do not change during a level, so
 :func:`group_by_bucket` sorts the non-loop entries once per level by the
 bucket of their source, with one stable sort: inside a bucket they stay sorted
@@ -37,6 +38,13 @@ from jaxmatch.community.size_classes import by_class
 # number of stored entries d satisfies BUCKETS[b] < d <= BUCKETS[b + 1].
 BUCKETS = (0, 4, 8, 16, 32, 84, 319, int(INT_MAX))
 N_BUCKETS = len(BUCKETS) - 1
+
+#: ``Config.buckets="auto"`` takes the hash classes on a level whose hubs (vertices of more than
+#: ``BUCKETS[-2]`` stored entries) hold at least 1 / HUB_SHARE of its entries: RMAT and power-law
+#: graphs' hubs hold 23-47% and the bundled facebook's 2%, where the hash classes were measured
+#: better; one hub among millions of low-degree vertices (a mesh's junction) keeps the degree
+#: buckets (until session 46 any one vertex past 319 entries switched the whole level; RESULTS)
+HUB_SHARE = 256
 
 
 class Level(NamedTuple):
@@ -83,34 +91,43 @@ def stable_sort_with_positions(key, key_max: int):
     return lax.sort((key, pos), num_keys=1, is_stable=True)
 
 
-def vertex_buckets(deg, ids=None, rule: str = "auto", most=None):
+def vertex_buckets(deg, ids=None, rule: str = "auto", totals=None):
     """Bucket of each vertex (-1 when it has no stored entry).
 
     ``rule="degree"``: by its number of stored entries ``deg``, the paper's
     buckets. ``"hash"``: by bits 16-31 of the vertex id ``ids`` (default
     ``arange``) times Knuth's multiplicative constant 2654435761 (mod 2^32),
     modulo ``N_BUCKETS``, so that hubs and low-degree vertices move in every
-    step. ``"auto"``: ``"hash"`` when some vertex of the level has more than
-    ``BUCKETS[-2]`` (319) stored entries (``most``: the most of any vertex,
-    default ``max(deg)``; a sharded graph passes its mesh's), else ``"degree"``.
+    step. ``"auto"``: ``"hash"`` when the level's vertices of more than
+    ``BUCKETS[-2]`` (319) stored entries hold at least 1 / ``HUB_SHARE`` of its
+    entries (``totals``: :func:`hub_entries` of the level, default of ``deg``;
+    a sharded graph passes its mesh's sums), else ``"degree"``.
     """
     upper = jnp.asarray(BUCKETS[1:-1], deg.dtype)
     by_degree = jnp.sum(deg[:, None] > upper[None, :], axis=1, dtype=jnp.int32)
     ids = jnp.arange(deg.shape[0]) if ids is None else ids
     h = (ids.astype(jnp.uint32) * jnp.uint32(2654435761)) >> jnp.uint32(16)
     by_hash = (h % jnp.uint32(N_BUCKETS)).astype(jnp.int32)
-    b = jnp.where(hash_rule(deg, rule, most), by_hash, by_degree)
+    b = jnp.where(hash_rule(deg, rule, totals), by_hash, by_degree)
     return jnp.where(deg > 0, b, -1)
 
 
-def hash_rule(deg, rule: str = "auto", most=None):
+def hub_entries(deg):
+    """(the stored entries of the vertices with more than ``BUCKETS[-2]`` of them, all stored
+    entries), as float32 sums (no int32 overflow past 2^31 entries on a mesh): what
+    :func:`hash_rule` compares."""
+    deg = deg.astype(jnp.float32)
+    return jnp.sum(jnp.where(deg > BUCKETS[-2], deg, 0)), jnp.sum(deg)
+
+
+def hash_rule(deg, rule: str = "auto", totals=None):
     """Whether :func:`vertex_buckets` takes the hash classes (a bool array): always for
-    ``rule="hash"``, never for ``"degree"``, and for ``"auto"`` when ``most`` (default
-    ``max(deg)``) exceeds ``BUCKETS[-2]``."""
+    ``rule="hash"``, never for ``"degree"``, and for ``"auto"`` when the hubs' entries are at
+    least 1 / ``HUB_SHARE`` of all (``totals``, default :func:`hub_entries` of ``deg``)."""
     if rule in ("degree", "hash"):
         return jnp.bool_(rule == "hash")
-    most = jnp.max(deg, initial=0) if most is None else most
-    return most > BUCKETS[-2]
+    hub, total = hub_entries(deg) if totals is None else totals
+    return (hub > 0) & (hub * HUB_SHARE >= total)
 
 
 def run_lengths(ids, n_cap: int):

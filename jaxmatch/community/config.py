@@ -52,8 +52,9 @@ class Config(NamedTuple):
             paper's degree buckets (:data:`jaxmatch.community.buckets.BUCKETS`); ``"hash"``
             seven classes by a multiplicative hash of the vertex id, so that every step moves
             hubs and low-degree vertices together, as a sequential sweep in random order meets
-            them; ``"auto"`` (default) ``"hash"`` on a level with a vertex of more than 319
-            stored entries (the paper's top bucket), ``"degree"`` on the others
+            them; ``"auto"`` (default) ``"hash"`` on a level whose vertices of more than 319
+            stored entries (the paper's top bucket) hold at least 1/256 of its entries,
+            ``"degree"`` on the others
             (:func:`jaxmatch.community.buckets.vertex_buckets`; why:
             :mod:`jaxmatch.community.louvain`, "Buckets on levels with hubs").
         order: the order of the degree buckets in a sweep

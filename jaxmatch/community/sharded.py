@@ -10,7 +10,7 @@ The first level, the only one of the size of the input, runs under
 ``k`` and the community totals ``tot`` are replicated. Once per call each
 device sorts its non-loop entries by the bucket of their source (the
 one-device solver's buckets and rule, :mod:`jaxmatch.community.buckets`, with
-the mesh's largest row for ``Config.buckets="auto"``; one stable
+the mesh's sums of entries for ``Config.buckets="auto"``; one stable
 sort, so rows stay contiguous). A pass (sweep) runs the buckets that are
 non-empty on the mesh in turn, lowest degrees first (``high``: highest
 first), and in the turn of bucket b:
@@ -99,8 +99,8 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from jaxmatch._ops import CONVERGED, MAX_ITERS, offsets, prefix, segment_argmin, take
 from jaxmatch._validate import _float_dtype, next_pow2
 from jaxmatch.community.aggregation import aggregate, coarse_ids
-from jaxmatch.community.buckets import (N_BUCKETS, Level, hash_rule, per_bucket, stable_sort_with_positions,
-                                       vertex_buckets)
+from jaxmatch.community.buckets import (N_BUCKETS, Level, hash_rule, hub_entries, per_bucket,
+                                       stable_sort_with_positions, vertex_buckets)
 from jaxmatch.community.config import Config
 from jaxmatch.community.moves import _group_shift, _group_sort, bucket_order, exclusive_moves, settle_conflicts
 from jaxmatch.community.size_classes import by_class, window_classes
@@ -206,7 +206,7 @@ def _moves(sg, resolution, threshold, relative, start, high, *, max_iters: int, 
         # the buckets of the one-device solver (community.buckets): this device's non-loop
         # entries sorted once by the bucket of their source (stable: rows stay contiguous), so a
         # turn reads its bucket's entries through a window of one of a few static lengths
-        of_own = vertex_buckets(span, mine, cfg.buckets, lax.pmax(jnp.max(span, initial=0), axis))
+        of_own = vertex_buckets(span, mine, cfg.buckets, lax.psum(hub_entries(span), axis))
         of_all = lax.all_gather(of_own.astype(jnp.int8), axis, tiled=True)
         key = jnp.where(off, take(of_own, u_loc, N_BUCKETS), N_BUCKETS)
         b_count = per_bucket(jnp.ones_like(key), key, jnp.sum).astype(jnp.int32)
@@ -319,7 +319,7 @@ def level_sweeps(sg, resolution, threshold, relative, start=None, *, both: bool,
     order 2 and ``both``, once lowest and once highest degrees first, keeping the run of higher Q
     (ties: the first), as the one-device solver's coarse levels and refinement do (two runs'
     results are held at once), and like it once where the level takes hash classes."""
-    both = both and order == 2 and not bool(hash_rule(None, kw.get("cfg", Config()).buckets, _most_entries(sg)))
+    both = both and order == 2 and not bool(hash_rule(None, kw.get("cfg", Config()).buckets, _hub_entries(sg)))
     best = None
     for high in ((False, True) if both else (order == 1,)):
         run = level_one(sg, resolution, threshold, relative, start, high, **kw)
@@ -328,11 +328,12 @@ def level_sweeps(sg, resolution, threshold, relative, start=None, *, both: bool,
 
 
 @jax.jit
-def _most_entries(sg):
-    """The most stored entries of one vertex of ``sg`` (what the bucket rule compares)."""
+def _hub_entries(sg):
+    """:func:`jaxmatch.community.buckets.hub_entries` of the stored entries of each vertex of ``sg``
+    (what the bucket rule compares)."""
     valid = sg.src < sg.vertex_cap
     rows = jnp.where(valid, sg.src, sg.vertex_cap).ravel()
-    return jnp.max(jax.ops.segment_sum(valid.astype(jnp.int32).ravel(), rows, sg.vertex_cap + 1)[:-1])
+    return hub_entries(jax.ops.segment_sum(valid.astype(jnp.int32).ravel(), rows, sg.vertex_cap + 1)[:-1])
 
 
 def first_device(devices):
