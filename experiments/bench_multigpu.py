@@ -24,9 +24,9 @@ and Louvain (``louvain_sharded``, a ``--louvain-class`` graph of
 ``bench_louvain.py``, unit weights: modularity against the one-device
 solver's); on one device the same graph also runs unsharded (``jaxmatch.suitor`` on a
 ``Graph``, both adjacency modes; APFB from the empty matching, and the
-default ``maximum_matching``) and must give the same matching. Not run
-yet: strong scaling (the weak series' one-device graph over all devices is
-in the output when there are several).
+default ``maximum_matching``) and must give the same matching. Strong
+scaling: the weak series' one-device graph over each larger device count
+(``--strong-only``: that series alone, without the larger weak graphs).
 
     python -m experiments.bench_multigpu                      # B = 100,000, the batch families
     NCCL_NVLS_ENABLE=0 python -m experiments.bench_multigpu --graphs 20000 --families matching
