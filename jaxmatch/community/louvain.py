@@ -57,15 +57,17 @@ these choices are in ``experiments/RESULTS.md``):
 * Buckets on levels with hubs (``Config.buckets="auto"``, the default): a
   level whose vertices of more than 319 stored entries (the paper's top degree
   bucket) hold at least 1/256 of its entries (``buckets.HUB_SHARE``) moves its
-  vertices in seven classes by a hash of the id, not by degree. With degree buckets every leaf of a hub joins the hub's community
-  in the first step, before any hub moves; the hubs' communities are then too
-  heavy to merge, the levels above split the graph's core into many equal
-  communities, and the partition is a trap that even igraph's Leiden started
-  from it does not leave. Mixed classes move hubs and leaves in every step,
-  as a sequential sweep in random order meets them, and end at a higher
-  modularity on RMAT and power-law graphs. Levels without hubs
-  (meshes, roads), or with a few whose leaves are a negligible share, keep
-  the degree buckets, whose narrow rows the in-row grouping serves faster. Measurements: ``experiments/RESULTS.md``, session 39.
+  vertices in seven classes by a hash of the id, not by degree. With degree
+  buckets every leaf of a hub joins the hub's community in the first step,
+  before any hub moves; the hubs' communities are then too heavy to merge,
+  the levels above split the graph's core into many equal communities, and
+  the partition is a trap that even igraph's Leiden started from it does not
+  leave. Mixed classes move hubs and leaves in every step, as a sequential
+  sweep in random order meets them, and end at a higher modularity on RMAT
+  and power-law graphs. Levels without hubs (meshes, roads), or with a few
+  whose entries are a negligible share, keep the degree buckets, whose narrow
+  rows the in-row grouping serves faster, and which merge more per sweep on
+  such graphs. Measurements: ``experiments/RESULTS.md``, sessions 39 and 46.
 * Bucket order: the paper's Algorithm 1 runs the buckets from the lowest
   degrees up. On the first level that is the order here too; the coarse
   levels and the refinement (``Config.order`` = 2, the default) run their
