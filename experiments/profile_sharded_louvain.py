@@ -101,7 +101,9 @@ def main():
             t = time.perf_counter()
             more = dict(resolution=1.0, threshold=1e-6, threshold_large=1e-2, large_graph=100_000,
                         max_levels=None, max_iters=None, refine=False, config=cfg)
-            r = jax.block_until_ready(C._louvain_sharded(coarse, coarse=True, throw=False, **more) if spread
+            # the mesh's coarse levels stop as the solver's do, from level one's Q
+            r = jax.block_until_ready(C._louvain_sharded(coarse, coarse=True, throw=False, q_start=float(q1),
+                                                         **more) if spread
                                       else C._coarse_levels(coarse, **more))
             T["rest"] = time.perf_counter() - t
             if spread:       # the first coarse level's sweeps on the mesh alone, each bucket order apart
@@ -122,7 +124,8 @@ def main():
                                                  else shl.coarse_graph(*level[5:], int(coarse.n)))
                 T["rest_coarse2"], T["rest_coarse2_entries"] = time.perf_counter() - t, entries2
                 t = time.perf_counter()
-                jax.block_until_ready(C._louvain_sharded(small, coarse=True, throw=False, **more) if spread2
+                jax.block_until_ready(C._louvain_sharded(small, coarse=True, throw=False, q_start=float(level[1]),
+                                                         **more) if spread2
                                       else C._coarse_levels(small, **more))
                 T["rest_small"] = time.perf_counter() - t
             else:            # the first coarse level alone on one device
