@@ -247,6 +247,37 @@ def test_sparse_from_scipy_vmap_and_jit():
     assert np.array_equal(np.asarray(jitted.row_mate[:6]), np.asarray(solo[0].row_mate))
 
 
+def test_square_graph_needs_no_dummies():
+    """A square graph with full=True given eagerly runs the problem of its own edges (no dummy persons or
+    forbidden entries); under jit the square problem with dummies: both bid alike (same matching, same
+    rounds), scipy's total, and each certificate holds. The threshold of ``Config.early`` counts the persons
+    to assign, not the capacity's."""
+    from jaxmatch.assignment import _sparse
+    rng = np.random.default_rng(11)
+    for k in (3, 7, 8):
+        for ties in (False, True):
+            r = np.concatenate([rng.integers(0, k, 3 * k), np.arange(k)])
+            c = np.concatenate([rng.integers(0, k, 3 * k), rng.permutation(k)])
+            w = rng.integers(1, 3 if ties else 50, r.size).astype(np.float32)
+            A = sp.csr_matrix((w, (r, c)), shape=(k, k))
+            g = jaxmatch.from_scipy(A, weighted=True, **CAPS)
+            for maximize in (False, True):
+                eager = min_weight_matching(g, maximize=maximize)
+                traced = jax.jit(lambda g, m=maximize: min_weight_matching(g, maximize=m))(g)
+                sq = _sparse(g, jnp.int32(10**7), True, maximize, Config(), True)
+                np.testing.assert_array_equal(np.asarray(sq.row_mate[:k]), np.asarray(eager.row_mate))
+                np.testing.assert_array_equal(np.asarray(traced.row_mate[:k]), np.asarray(eager.row_mate))
+                assert int(traced.stats["iterations"]) == int(eager.stats["iterations"])
+                i, j = min_weight_full_bipartite_matching(A, maximize=maximize)
+                assert float(eager.weight) == float(traced.weight) == pytest.approx(float(A[i, j].sum()))
+                check_assignment(g, eager.row_mate, eager.col_potential, maximize=maximize)
+                check_assignment(g, traced.row_mate[:k], traced.col_potential[:k], maximize=maximize)
+    from jaxmatch.assignment.auction import _early
+    real = jnp.arange(4096) < 3000
+    assert int(_early(Config(finish=16, early=0.002), None, real)) == 6
+    assert int(_early(Config(finish=0, early=0.002), None, real)) == 0
+
+
 def test_certificate_refuses_wrong_answers():
     cost = np.array([[4.0, 1.0, 3.0], [2.0, 0.0, 5.0], [3.0, 2.0, 2.0]])
     cols, v = _duals(cost, False)

@@ -19,7 +19,9 @@ allowed when rows may stay unmatched) and every column ``j`` a dummy person
 ``D_j`` ("column ``j`` unmatched", cost 0, allowed when columns may), and
 ``D_j`` may take ``E_i`` for every edge ``(i, j)``: the perfect matchings of
 this problem are exactly the allowed matchings of the graph, at the same
-cost, with ``2 |E| + n_rows + n_cols`` entries.
+cost, with ``2 |E| + n_rows + n_cols`` entries. A square graph given eagerly
+with ``full=True`` needs no dummy (none may be taken): its problem is its own
+``|E|`` edges, rows bidding for columns.
 
 Exactness: integer costs give the optimum when ``2 (N + 1)`` times their
 range fits the float's exact integers with room (``2^21`` in float32,
@@ -277,6 +279,27 @@ def _gadget(src, dst, w, valid, nr, nc, rc: int, cc: int, max_iters, full: bool,
     return row_mate, col_mate, u, v, st.status, _stats(st)
 
 
+def _square(src, dst, w, valid, nr, rc: int, cc: int, max_iters, maximize: bool, cfg: _au.Config):
+    """A perfect matching of a square graph (``nr`` rows and columns; capacities rc, cc) as the square
+    problem of its own edges, persons the rows and objects the columns: the problem :func:`_gadget`
+    builds when neither side may stay unmatched, without its ``|E| + rc + cc`` forbidden entries and
+    ``cc`` persons that never bid (half the entries a full pass reads): (row_mate, col_mate, u, v,
+    status, stats)."""
+    big = max(rc, cc)
+    dt = jnp.promote_types(w.dtype, jnp.float32)
+    a = w.astype(dt) if maximize else -w.astype(dt)
+    ids = jnp.arange(big, dtype=jnp.int32)
+    benefit, s, rng, hi = _au.scale(jnp.where(valid, a, 0), valid, nr, dt)
+    p = _au.by_person(jnp.where(valid, src, big), jnp.where(valid, dst, big), benefit, ids < nr)
+    st = _au.solve(p, rng, max_iters, cfg=cfg)
+    sign = -1 if maximize else 1
+    u = jnp.where(ids < nr, -_au.profits(p, st.price) / s - hi, 0)[:rc] * sign
+    v = jnp.where(ids < nr, -st.price / s, 0)[:cc] * sign
+    row_mate = jnp.where((ids[:rc] < nr) & (st.assigned[:rc] >= 0), st.assigned[:rc], -1)
+    col_mate = jnp.full(cc, -1, jnp.int32).at[jnp.where(row_mate >= 0, row_mate, cc)].set(ids[:rc], mode="drop")
+    return row_mate, col_mate, u, v, st.status, _stats(st)
+
+
 def _coverable(r, c, nr: int, nc: int) -> bool:
     """Whether some matching of the edges ``(r, c)`` of an ``nr x nc`` graph covers its smaller side:
     scipy's Hopcroft-Karp (``maximum_bipartite_matching``) on the host, which compiles nothing (the
@@ -300,12 +323,19 @@ def _infeasible(g: BipartiteGraph) -> AssignmentResult:
                             dict(iterations=zero, phases=zero, bids=zero))
 
 
-@partial(jax.jit, static_argnames=("full", "maximize", "cfg"))
-def _sparse(g: BipartiteGraph, max_iters, full: bool, maximize: bool, cfg: _au.Config = _au.DEFAULT):
+@partial(jax.jit, static_argnames=("full", "maximize", "cfg", "square"))
+def _sparse(g: BipartiteGraph, max_iters, full: bool, maximize: bool, cfg: _au.Config = _au.DEFAULT,
+            square: bool = False):
+    """The matching of :func:`min_weight_matching`; ``square``: the caller knows that ``full`` holds and
+    the graph has as many rows as columns, so the problem is the graph's own (:func:`_square`)."""
     src, dst, w = g.by_row.src, g.by_row.indices, g.by_row.weights
     valid = src < g.row_cap
-    row_mate, col_mate, u, v, status, stats = _gadget(src, dst, w, valid, g.n_rows, g.n_cols, g.row_cap,
-                                                      g.col_cap, max_iters, full, maximize, cfg)
+    if square:
+        row_mate, col_mate, u, v, status, stats = _square(src, dst, w, valid, g.n_rows, g.row_cap, g.col_cap,
+                                                          max_iters, maximize, cfg)
+    else:
+        row_mate, col_mate, u, v, status, stats = _gadget(src, dst, w, valid, g.n_rows, g.n_cols, g.row_cap,
+                                                          g.col_cap, max_iters, full, maximize, cfg)
     weight = jnp.sum(jnp.where(valid & (take(row_mate, src, -1) == dst), w, 0))
     return AssignmentResult(row_mate, col_mate, weight, u, v, status, stats)
 
@@ -339,7 +369,8 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
     negative-weight edges help; with ``maximize``, the maximum-weight
     matching, of positive-weight edges). The epsilon-scaling auction
     (:mod:`jaxmatch.assignment.auction`) on the square problem of the
-    package docstring, ``2 |E| + n_rows + n_cols`` entries; exact for integer
+    package docstring, ``2 |E| + n_rows + n_cols`` entries (``|E|`` for a square
+    graph with ``full=True`` outside ``jit``); exact for integer
     weights in range (package docstring), else within the stated tolerance.
 
     Args:
@@ -381,8 +412,11 @@ def min_weight_matching(g: BipartiteGraph, *, full: bool = True, maximize: bool 
     eager = not is_traced(g.n_rows)
     if eager and full and not _coverable(*g.edges()):
         return settle("min_weight_matching", _infeasible(g), throw)
+    # a square graph given eagerly with full=True: the problem of its own edges (under jit the sizes
+    # are traced, and the square problem of the package docstring serves every shape)
+    square = eager and full and int(g.n_rows) == int(g.n_cols)
     res = _sparse(g, jnp.int32(min(max_iters or DEFAULT_MAX_ITERS, 2**31 - 1)), full, maximize,
-                  _au.DEFAULT if config is None else config)
+                  _au.DEFAULT if config is None else config, square)
     if eager:
         nr, nc = int(g.n_rows), int(g.n_cols)
         res = res._replace(row_mate=trim(res.row_mate, nr), col_mate=trim(res.col_mate, nc),

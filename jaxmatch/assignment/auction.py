@@ -100,7 +100,8 @@ class Config(NamedTuple):
             instead of ``tail``. None (the default): 16 in the sparse layout, 0 (off) in the dense
             one.
         early: where ``finish`` is on, a phase before the last ends once at most this fraction of
-            the N persons is unassigned (only the last phase must assign everyone).
+            the persons to assign (``real``) is unassigned (only the last phase must assign
+            everyone).
     """
     theta: float = 5.0
     eps0: float = 0.2
@@ -406,7 +407,7 @@ def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
     count = jnp.sum(p.real & (st.assigned < 0), dtype=jnp.int32)
     bid = lambda s: _round(s, p, rng, max_iters, width, cfg)  # noqa: E731
     if width is None and cfg.finish > 0:     # (where a phase ends early, it ends before any path)
-        on = (count > 0) & (count <= cfg.finish) & ((st.eps <= 1) | (count > _early(cfg, width, p.real.shape[0])))
+        on = (count > 0) & (count <= cfg.finish) & ((st.eps <= 1) | (count > _early(cfg, width, p.real)))
         return lax.cond(on, lambda s: paths.augment(s, p, max_iters, on, cfg.min_rows), bid, st)
     if (width is not None or p.indptr is not None) and cfg.tail > 0:
         on = (count > 0) & (count <= cfg.tail)
@@ -414,9 +415,12 @@ def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
     return bid(st)
 
 
-def _early(cfg: Config, width, n: int) -> int:
+def _early(cfg: Config, width, real):
     """How many persons a phase before the last may leave unassigned (see :class:`Config`)."""
-    return int(cfg.early * n) if width is None and cfg.finish > 0 else 0
+    if width is not None or cfg.finish == 0:
+        return 0
+    # (float32: 1 + 2^-20 keeps a product such as 0.002 x 3,000 from rounding below its integer)
+    return (cfg.early * (1 + 2.0 ** -20) * jnp.sum(real, dtype=jnp.int32)).astype(jnp.int32)
 
 
 def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
@@ -439,7 +443,7 @@ def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
 
     last = st.eps <= 1
     free = jnp.sum(bidding, dtype=jnp.int32)
-    phase_over = (free == 0) | (~last & (free <= _early(cfg, width, n)))
+    phase_over = (free == 0) | (~last & (free <= _early(cfg, width, p.real)))
     runaway = jnp.max(price) > st.start_max + 2 * (n + 1) * (rng + st.eps)
     rounds = st.rounds + (~phase_over).astype(jnp.int32)
     status = jnp.where(phase_over & last, CONVERGED,
