@@ -272,6 +272,13 @@ def test_square_graph_needs_no_dummies():
                 assert float(eager.weight) == float(traced.weight) == pytest.approx(float(A[i, j].sum()))
                 check_assignment(g, eager.row_mate, eager.col_potential, maximize=maximize)
                 check_assignment(g, traced.row_mate[:k], traced.col_potential[:k], maximize=maximize)
+    # row and column capacities that differ (the problem is as wide as the larger)
+    g = BipartiteGraph.from_edges([0, 1, 2, 2], [2, 0, 1, 0], 3, 3, weights=[1.0, 2.0, 3.0, 4.0],
+                                  row_capacity=4, col_capacity=16, edge_capacity=32)
+    for maximize, want in ((False, [2, 0, 1]), (True, [2, 0, 1])):
+        res = min_weight_matching(g, maximize=maximize)
+        assert np.asarray(res.row_mate).tolist() == want and float(res.weight) == 6.0
+        check_assignment(g, res.row_mate, res.col_potential, maximize=maximize)
     from jaxmatch.assignment.auction import _early
     real = jnp.arange(4096) < 3000
     assert int(_early(Config(finish=16, early=0.002), None, real)) == 6
