@@ -103,8 +103,7 @@ def _stats(st) -> dict:
 def _dense(cost, max_iters, maximize: bool, cfg: _au.Config = _au.DENSE):
     """The dense problem with rows <= columns: (column of each row, u, v, status, stats)."""
     n, m = cost.shape
-    dt = jnp.promote_types(cost.dtype, jnp.float32)
-    a = cost.astype(dt) if maximize else -cost.astype(dt)
+    a, dt = _benefits(cost, maximize)
     allowed = jnp.concatenate([jnp.isfinite(a), jnp.ones((m - n, m), bool)])
     a = jnp.concatenate([jnp.where(allowed[:n], a, 0), jnp.zeros((m - n, m), dt)])
     benefit, s, rng, hi = _au.scale(a.ravel(), allowed.ravel(), jnp.int32(m), dt)
@@ -249,13 +248,28 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False, *, config: _au.Co
     return rows, cols
 
 
+def _benefits(w, maximize: bool):
+    """(the benefits the auction maximises, their float dtype): the weights or costs ``w`` as they are
+    when maximising, negated when minimising."""
+    dt = jnp.promote_types(w.dtype, jnp.float32)
+    return (w.astype(dt) if maximize else -w.astype(dt)), dt
+
+
+def _mates(assigned, nr, rc: int, cc: int):
+    """(row_mate, col_mate) of the graph from the square problem's ``assigned`` (person -> object), its
+    first ``rc`` persons the rows and first ``cc`` objects the columns (-1 for the others)."""
+    got, rows = assigned[:rc], jnp.arange(rc, dtype=jnp.int32)
+    row_mate = jnp.where((rows < nr) & (got >= 0) & (got < cc), got, -1)
+    col_mate = jnp.full(cc, -1, jnp.int32).at[jnp.where(row_mate >= 0, row_mate, cc)].set(rows, mode="drop")
+    return row_mate, col_mate
+
+
 def _gadget(src, dst, w, valid, nr, nc, rc: int, cc: int, max_iters, full: bool, maximize: bool,
             cfg: _au.Config):
     """The matching problem on edges (src, dst, w) of an ``nr x nc`` graph (capacities rc, cc) as the
     square problem of the module docstring: (row_mate, col_mate, u, v, status, stats)."""
     big = rc + cc
-    dt = jnp.promote_types(w.dtype, jnp.float32)
-    a = w.astype(dt) if maximize else -w.astype(dt)
+    a, dt = _benefits(w, maximize)
     rows, cols = jnp.arange(rc, dtype=jnp.int32), jnp.arange(cc, dtype=jnp.int32)
     row_free = jnp.asarray(not full) | (nr > nc)       # rows may stay unmatched
     col_free = jnp.asarray(not full) | (nr < nc)
@@ -273,10 +287,7 @@ def _gadget(src, dst, w, valid, nr, nc, rc: int, cc: int, max_iters, full: bool,
     sign = -1 if maximize else 1
     u = jnp.where(rows < nr, big_u[:rc] + big_v[cc:], 0) * sign
     v = jnp.where(cols < nc, big_v[:cc] + big_u[rc:], 0) * sign
-    got = st.assigned[:rc]
-    row_mate = jnp.where((rows < nr) & (got >= 0) & (got < cc), got, -1)
-    col_mate = jnp.full(cc, -1, jnp.int32).at[jnp.where(row_mate >= 0, row_mate, cc)].set(rows, mode="drop")
-    return row_mate, col_mate, u, v, st.status, _stats(st)
+    return (*_mates(st.assigned, nr, rc, cc), u, v, st.status, _stats(st))
 
 
 def _square(src, dst, w, valid, nr, rc: int, cc: int, max_iters, maximize: bool, cfg: _au.Config):
@@ -286,8 +297,7 @@ def _square(src, dst, w, valid, nr, rc: int, cc: int, max_iters, maximize: bool,
     ``cc`` persons that never bid (half the entries a full pass reads): (row_mate, col_mate, u, v,
     status, stats)."""
     big = max(rc, cc)
-    dt = jnp.promote_types(w.dtype, jnp.float32)
-    a = w.astype(dt) if maximize else -w.astype(dt)
+    a, dt = _benefits(w, maximize)
     ids = jnp.arange(big, dtype=jnp.int32)
     benefit, s, rng, hi = _au.scale(jnp.where(valid, a, 0), valid, nr, dt)
     p = _au.by_person(jnp.where(valid, src, big), jnp.where(valid, dst, big), benefit, ids < nr)
@@ -295,9 +305,7 @@ def _square(src, dst, w, valid, nr, rc: int, cc: int, max_iters, maximize: bool,
     sign = -1 if maximize else 1
     u = jnp.where(ids < nr, -_au.profits(p, st.price) / s - hi, 0)[:rc] * sign
     v = jnp.where(ids < nr, -st.price / s, 0)[:cc] * sign
-    row_mate = jnp.where((ids[:rc] < nr) & (st.assigned[:rc] >= 0), st.assigned[:rc], -1)
-    col_mate = jnp.full(cc, -1, jnp.int32).at[jnp.where(row_mate >= 0, row_mate, cc)].set(ids[:rc], mode="drop")
-    return row_mate, col_mate, u, v, st.status, _stats(st)
+    return (*_mates(st.assigned, nr, rc, cc), u, v, st.status, _stats(st))
 
 
 def _coverable(r, c, nr: int, nc: int) -> bool:

@@ -202,6 +202,7 @@ class State(NamedTuple):
     assigned: jax.Array   # [N] person -> object (-1)
     eps: jax.Array        # this phase's eps
     start_max: jax.Array  # the largest price when the phase began
+    early: jax.Array      # how many persons a phase before the last may leave unassigned (:func:`_early`)
     rounds: jax.Array
     phases: jax.Array
     bids: jax.Array
@@ -321,14 +322,14 @@ def _sparse_offers(val, obj, seg, k: int, n: int, person=None):
     return best, obj1, jax.ops.segment_max(others, seg, k)
 
 
-def init(p: Problem, rng, cfg: Config = DEFAULT) -> State:
+def init(p: Problem, rng, cfg: Config = DEFAULT, width=None) -> State:
     n = p.real.shape[0]
     dt = p.benefit.dtype
     eps0 = jnp.maximum(1, jnp.floor(rng * cfg.eps0))
     none = jnp.full(n, -1, jnp.int32)
     return State(price=jnp.zeros(n, dt), owner=none, assigned=none, eps=eps0.astype(dt),
-                 start_max=jnp.zeros((), dt), rounds=jnp.int32(0), phases=jnp.int32(1), bids=jnp.int32(0),
-                 status=jnp.int32(-1), done=jnp.bool_(False))
+                 start_max=jnp.zeros((), dt), early=_early(cfg, width, p.real), rounds=jnp.int32(0),
+                 phases=jnp.int32(1), bids=jnp.int32(0), status=jnp.int32(-1), done=jnp.bool_(False))
 
 
 def _row_offer(p: Problem, price, i, chunk: int, width=None):
@@ -407,7 +408,7 @@ def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
     count = jnp.sum(p.real & (st.assigned < 0), dtype=jnp.int32)
     bid = lambda s: _round(s, p, rng, max_iters, width, cfg)  # noqa: E731
     if width is None and cfg.finish > 0:     # (where a phase ends early, it ends before any path)
-        on = (count > 0) & (count <= cfg.finish) & ((st.eps <= 1) | (count > _early(cfg, width, p.real)))
+        on = (count > 0) & (count <= cfg.finish) & ((st.eps <= 1) | (count > st.early))
         return lax.cond(on, lambda s: paths.augment(s, p, max_iters, on, cfg.min_rows), bid, st)
     if (width is not None or p.indptr is not None) and cfg.tail > 0:
         on = (count > 0) & (count <= cfg.tail)
@@ -416,9 +417,10 @@ def step(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
 
 
 def _early(cfg: Config, width, real):
-    """How many persons a phase before the last may leave unassigned (see :class:`Config`)."""
+    """How many persons a phase before the last may leave unassigned (see :class:`Config`), computed once
+    a solve (:func:`init`)."""
     if width is not None or cfg.finish == 0:
-        return 0
+        return jnp.int32(0)
     # (float32: 1 + 2^-20 keeps a product such as 0.002 x 3,000 from rounding below its integer)
     return (cfg.early * (1 + 2.0 ** -20) * jnp.sum(real, dtype=jnp.int32)).astype(jnp.int32)
 
@@ -443,7 +445,7 @@ def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
 
     last = st.eps <= 1
     free = jnp.sum(bidding, dtype=jnp.int32)
-    phase_over = (free == 0) | (~last & (free <= _early(cfg, width, p.real)))
+    phase_over = (free == 0) | (~last & (free <= st.early))
     runaway = jnp.max(price) > st.start_max + 2 * (n + 1) * (rng + st.eps)
     rounds = st.rounds + (~phase_over).astype(jnp.int32)
     status = jnp.where(phase_over & last, CONVERGED,
@@ -455,7 +457,7 @@ def _round(st: State, p: Problem, rng, max_iters, width, cfg: Config) -> State:
     return State(price=jnp.where(phase_over, st.price, price),
                  owner=jnp.where(nxt, none, jnp.where(phase_over, st.owner, owner)),
                  assigned=jnp.where(nxt, none, jnp.where(phase_over, st.assigned, assigned)),
-                 eps=eps, start_max=jnp.where(nxt, jnp.max(st.price), st.start_max), rounds=rounds,
+                 eps=eps, start_max=jnp.where(nxt, jnp.max(st.price), st.start_max), early=st.early, rounds=rounds,
                  phases=st.phases + nxt.astype(jnp.int32),
                  bids=st.bids + jnp.where(phase_over, 0, jnp.sum(target < n, dtype=jnp.int32)),
                  status=status, done=status >= 0)
@@ -473,9 +475,9 @@ def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> S
         ids = jnp.arange(n, dtype=jnp.int32)
         owner = jnp.full(n, -1, jnp.int32).at[jnp.where(assigned >= 0, assigned, n)].set(ids, mode="drop")
         zero = jnp.zeros((), price.dtype)
-        return State(price, owner, assigned, zero, zero, rounds, phases, bids, status, jnp.bool_(True))
+        return State(price, owner, assigned, zero, zero, jnp.int32(0), rounds, phases, bids, status, jnp.bool_(True))
     cfg = resolve(cfg, dense=width is not None, n=n, entries=p.benefit.shape[0])
-    st = init(p, rng, cfg)
+    st = init(p, rng, cfg, width)
     return lax.while_loop(lambda s: ~s.done, lambda s: step(s, p, rng, max_iters, width, cfg), st)
 
 
