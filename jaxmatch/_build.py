@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._csr import _argsort, _batched_csr, _csr, _i32, _transpose_order
+from jaxmatch._csr import _argsort, _batched_csr, _csr, _i32, _sort, _transpose_order
 from jaxmatch._ops import device
 from jaxmatch._validate import (GraphInputError, _capacity, _count, _float_dtype, _ids, _in_range, _size,
                                 _values)
@@ -48,7 +48,7 @@ def _merge(keys: np.ndarray, rule: str, what: str):
 def _sorted_unique(keys: np.ndarray, rule: str, what: str) -> np.ndarray:
     """The distinct keys, sorted (a sort, not an argsort: nothing rides along); raises on a repeat
     when rule == 'error', naming the first position that holds a repeated key."""
-    sk = np.sort(keys, kind="stable")   # the stable kind: fast on keys nearly in order (batches)
+    sk = _sort(keys)
     new = np.ones(sk.size, bool)
     np.not_equal(sk[1:], sk[:-1], out=new[1:])
     if rule == "error" and not new.all():
@@ -206,7 +206,8 @@ def _bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicate
     bc = (max(int(nc.max()), 1) - 1).bit_length()
     if (count - 1).bit_length() + br + bc > 62:
         raise GraphInputError("the batch's graphs times rows times columns must stay below 2**62")
-    keys, wdt = (g << (br + bc)) | (r << bc) | c, None
+    kt = np.int32 if (count - 1).bit_length() + br + bc <= 31 else np.int64   # int32 keys: half the traffic
+    keys, wdt = (g.astype(kt) << (br + bc)) | (r.astype(kt) << bc) | c.astype(kt), None
     if w is None:
         keys = _sorted_unique(keys, duplicates, "edge (row, col) of a graph")
     else:   # the weights ride along: an argsort, repeats summed
@@ -222,7 +223,7 @@ def _bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicate
     t = (g << (br + bc)) | (c << br) | r   # the same edges by (graph, col, row)
     wt = None
     if w is None:
-        t = np.sort(t, kind="stable")   # nothing rides along
+        t = _sort(t)   # nothing rides along
     else:
         o = _argsort(t)
         t, wt = t[o], w[o]
@@ -234,6 +235,8 @@ def _bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicate
 
 def _local_ids(ids, g, sizes, name: str, size_name: str) -> None:
     """Raise unless every ``ids[k]`` lies in [0, sizes[g[k]]) (ids local to their own graph)."""
+    if not ids.size or (int(ids.min()) >= 0 and int(ids.max()) < int(sizes.min())):
+        return   # within the smallest graph's size: no gather of each id's own size
     bad = np.flatnonzero((ids < 0) | (ids >= sizes[g]))
     if bad.size:
         i = int(bad[0])

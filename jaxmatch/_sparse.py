@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxmatch._csr import _argsort
 from jaxmatch._validate import GraphInputError
 
 
@@ -56,7 +57,7 @@ def _from_scipy(A, cls, kind: str, *, symmetrize=None, weighted=None, **kw):
     if symmetrize:
         keys = np.concatenate([cr * nr + cc, cc * nr + cr])
         vals = np.concatenate([cv, cv])
-        order = np.argsort(keys, kind="stable")
+        order = _argsort(keys)
         keys, vals = keys[order], vals[order]
         first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
         keys, v = keys[first], np.maximum.reduceat(vals, first) if first.size else vals

@@ -47,10 +47,10 @@ import jax
 import numpy as np
 
 from jaxmatch._containers import GRAPH_TYPES, BipartiteGraph, FlowNetwork, Graph, _size_leaf
-from jaxmatch._csr import CSR
+from jaxmatch._csr import CSR, _csr, _i32
 from jaxmatch._ops import device
 from jaxmatch._sparse import _from_scipy
-from jaxmatch._validate import GraphInputError, next_pow2, size_class
+from jaxmatch._validate import GraphInputError, _count, next_pow2, size_class
 
 __all__ = [
     "GraphInputError", "CSR", "BipartiteGraph", "Graph", "FlowNetwork",
@@ -325,6 +325,8 @@ def disjoint_union(batch):
     b = jax.device_get(batch)
     sizes = {f: np.asarray(getattr(b, f), np.int64) for f in _SIZE_FIELDS[type(batch)]}
     off = {f: np.concatenate([[0], np.cumsum(s)]) for f, s in sizes.items()}
+    for f in off:
+        _count(int(off[f][-1]), f"the union's {f}")
 
     def pick(x, count, shift=None):
         """The first ``count[g]`` entries of row g of ``x``, graph after graph, each plus ``shift[g]``."""
@@ -336,19 +338,26 @@ def disjoint_union(batch):
         """Each capacity keyword's size class, from the union's total of its size field."""
         return {k: size_class(int(off[f][-1])) for k, f in fields.items()}
 
+    def sorted_csr(csr, count, src_off, dst_off, n_cap, dst_cap, e_cap):
+        """The union's CSR of the batch's CSR: each graph's entries, already sorted by (src, dst), shifted
+        into the union's ids are sorted there too (graph b's ids all lie below graph b + 1's)."""
+        w = None if csr.weights is None else pick(csr.weights, count)
+        return _csr(pick(csr.src, count, src_off), pick(csr.indices, count, dst_off), n_cap, dst_cap, e_cap, w,
+                    None if w is None else w.dtype, order="sorted")
+
     if isinstance(b, BipartiteGraph):
-        w = pick(b.by_row.weights, sizes["n_edges"]) if b.by_row.weights is not None else None
-        g = BipartiteGraph.from_edges(pick(b.by_row.src, sizes["n_edges"], off["n_rows"]),
-                                      pick(b.by_row.indices, sizes["n_edges"], off["n_cols"]),
-                                      int(off["n_rows"][-1]), int(off["n_cols"][-1]), weights=w,
-                                      **caps(row_capacity="n_rows", col_capacity="n_cols", edge_capacity="n_edges"))
+        c = caps(rc="n_rows", cc="n_cols", ec="n_edges")
+        g = BipartiteGraph(by_col=sorted_csr(b.by_col, sizes["n_edges"], off["n_cols"], off["n_rows"], c["cc"],
+                                             c["rc"], c["ec"]),
+                           by_row=sorted_csr(b.by_row, sizes["n_edges"], off["n_rows"], off["n_cols"], c["rc"],
+                                             c["cc"], c["ec"]),
+                           n_rows=_i32(off["n_rows"][-1]), n_cols=_i32(off["n_cols"][-1]),
+                           n_edges=_i32(off["n_edges"][-1]), row_cap=c["rc"], col_cap=c["cc"], edge_cap=c["ec"])
     elif isinstance(b, Graph):
-        s = pick(b.adj.src, sizes["n_entries"], off["n"])
-        d = pick(b.adj.indices, sizes["n_entries"], off["n"])
-        keep = s <= d
-        w = pick(b.adj.weights, sizes["n_entries"])[keep] if b.weighted else None
-        g = Graph.from_edges(s[keep], d[keep], w, int(off["n"][-1]),
-                             **caps(vertex_capacity="n", entry_capacity="n_entries"))
+        c = caps(vc="n", ec="n_entries")
+        g = Graph(adj=sorted_csr(b.adj, sizes["n_entries"], off["n"], off["n"], c["vc"], c["vc"], c["ec"]),
+                  n=_i32(off["n"][-1]), n_edges=_i32(off["n_edges"][-1]), n_entries=_i32(off["n_entries"][-1]),
+                  vertex_cap=c["vc"], entry_cap=c["ec"], weighted=b.weighted)
     else:
         g = FlowNetwork.from_edges(pick(b.tail, sizes["n_arcs"], off["n"]), pick(b.head, sizes["n_arcs"], off["n"]),
                                    pick(b.cap, sizes["n_arcs"]), int(off["n"][-1]), layout=b.layout,
