@@ -119,8 +119,8 @@ def _csr(src, dst, n_cap, dst_cap, e_cap, weights=None, wdtype=None, order=None)
     m = src.size
     indptr = np.zeros(n_cap + 1, np.int64)
     np.cumsum(np.bincount(src, minlength=n_cap), out=indptr[1:])
-    s = np.full(e_cap, n_cap, np.int64)
-    d = np.full(e_cap, dst_cap, np.int64)
+    s = np.full(e_cap, n_cap, np.int32)   # ids and capacities fit int32 (checked by the builders)
+    d = np.full(e_cap, dst_cap, np.int32)
     s[:m], d[:m] = src, dst
     w = None
     if weights is not None:

@@ -124,9 +124,11 @@ def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False, run
     psi_c = jnp.full(g.col_cap, inf, jnp.int32)
 
     def step(s: GRState) -> GRState:
-        hit = (take(s.psi_r, row, inf) == s.level) & (take(s.psi_c, col, 0) == inf)
-        psi_c = s.psi_c.at[mask_ids(col, hit, g.col_cap)].set(s.level + 1, mode="drop")
-        new = (psi_c == s.level + 1) & (s.psi_c == inf)
+        # a column is reached when any of its rows is on the level: a sorted segment maximum of one
+        # byte an entry (1.4x faster on the CPU than a scatter of the labels, session 48)
+        hit = (take(s.psi_r, row, inf) == s.level).astype(jnp.int8)
+        new = (jax.ops.segment_max(hit, col, num_segments=g.col_cap, indices_are_sorted=True) > 0) & (s.psi_c == inf)
+        psi_c = jnp.where(new, s.level + 1, s.psi_c)
         psi_r = s.psi_r.at[mask_ids(mate, new & (mate >= 0), g.row_cap)].min(s.level + 2, mode="drop")
         return GRState(psi_r, psi_c, s.level + 2, jnp.any(new))
 
