@@ -318,24 +318,28 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     ac = _capacity(int(m.max()), caps[1], "arc_capacity")
     _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
     total = t.size
-    ids = np.arange(total) - first[g]   # arc ids local to each network
+    ids = np.arange(total) - np.repeat(first[:-1], m)   # arc ids local to each network (g is sorted)
     # residual entries: forward i = arc i, reverse i + total; sorted by network, then as one network's
     src, dst = np.concatenate([t, h]), np.concatenate([h, t])
     fwd = np.concatenate([np.ones(total, bool), np.zeros(total, bool)])
     arc, eg = np.concatenate([ids, ids]), np.concatenate([g, g])
     second, third = ((dst, vc), (~fwd, 2)) if layout == "bcsr" else ((~fwd, 2), (dst, vc))
     order = _sort_keys([(eg, count), (src, vc), second, third, (arc, ac)])
+    # in sorted order the entries run network by network, 2 m[b] of them each: boolean masks of each
+    # network's slots, filled row-major, take them in that order
     local = np.empty(2 * total, np.int64)   # each entry's position in its network's residual arrays
-    local[order] = np.arange(2 * total) - 2 * first[eg[order]]
-    rev = np.tile(np.arange(2 * ac, dtype=np.int64), (count, 1))
-    rev[eg, local] = local[(np.arange(2 * total) + total) % max(2 * total, 1)]
+    local[order] = np.arange(2 * total) - np.repeat(2 * first[:-1], 2 * m)
+    slots = np.arange(2 * ac)[None, :] < 2 * m[:, None]
+    rev = np.tile(np.arange(2 * ac, dtype=np.int32), (count, 1))
+    rev[slots] = local[(order + total) % max(2 * total, 1)]   # the place of each entry's partner
     res = _batched_csr(eg[order], src[order], dst[order], count, vc, vc, 2 * ac)
-    res_arc = np.full((count, 2 * ac), ac, np.int64)
-    res_arc[eg[order], local[order]] = arc[order]
+    res_arc = np.full((count, 2 * ac), ac, np.int32)
+    res_arc[slots] = arc[order]
     res_fwd = np.zeros((count, 2 * ac), bool)
-    res_fwd[eg[order], local[order]] = fwd[order]
+    res_fwd[slots] = fwd[order]
+    arcs = np.arange(ac)[None, :] < m[:, None]
     tt, hh, cc = np.full((count, ac), vc, np.int32), np.full((count, ac), vc, np.int32), np.zeros((count, ac), cdt)
-    tt[g, ids], hh[g, ids], cc[g, ids] = t, h, c
+    tt[arcs], hh[arcs], cc[arcs] = t, h, c
     return dict(tail=device(tt), head=device(hh), cap=device(cc), res=res, res_arc=_i32(res_arc),
                 res_forward=device(res_fwd), res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
                 vertex_cap=vc, arc_cap=ac, layout=layout)

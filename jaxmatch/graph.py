@@ -358,10 +358,19 @@ def disjoint_union(batch):
         g = Graph(adj=sorted_csr(b.adj, sizes["n_entries"], off["n"], off["n"], c["vc"], c["vc"], c["ec"]),
                   n=_i32(off["n"][-1]), n_edges=_i32(off["n_edges"][-1]), n_entries=_i32(off["n_entries"][-1]),
                   vertex_cap=c["vc"], entry_cap=c["ec"], weighted=b.weighted)
-    else:
-        g = FlowNetwork.from_edges(pick(b.tail, sizes["n_arcs"], off["n"]), pick(b.head, sizes["n_arcs"], off["n"]),
-                                   pick(b.cap, sizes["n_arcs"]), int(off["n"][-1]), layout=b.layout,
-                                   **caps(vertex_capacity="n", arc_capacity="n_arcs"))
+    else:   # each network's residual arcs, in its own sorted order, shifted into the union's ids and places
+        c, arcs, res = caps(vc="n", ac="n_arcs"), sizes["n_arcs"], 2 * sizes["n_arcs"]
+        pad = lambda x, size, fill: np.pad(x, (0, size - x.size), constant_values=fill)  # noqa: E731
+        g = FlowNetwork(tail=_i32(pad(pick(b.tail, arcs, off["n"]), c["ac"], c["vc"])),
+                        head=_i32(pad(pick(b.head, arcs, off["n"]), c["ac"], c["vc"])),
+                        cap=device(pad(pick(b.cap, arcs), c["ac"], 0)),
+                        res=sorted_csr(b.res, res, off["n"], off["n"], c["vc"], c["vc"], 2 * c["ac"]),
+                        res_arc=_i32(pad(pick(b.res_arc, res, off["n_arcs"]), 2 * c["ac"], c["ac"])),
+                        res_forward=device(pad(pick(b.res_forward, res), 2 * c["ac"], False)),
+                        res_rev=_i32(np.concatenate([pick(b.res_rev, res, 2 * off["n_arcs"]),
+                                                     np.arange(2 * off["n_arcs"][-1], 2 * c["ac"])])),
+                        n=_i32(off["n"][-1]), n_arcs=_i32(off["n_arcs"][-1]), vertex_cap=c["vc"], arc_cap=c["ac"],
+                        layout=b.layout)
     return g, off
 
 

@@ -159,3 +159,52 @@ def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
         jaxmatch.max_flow(fb, s, np.where(np.arange(5) == 0, s, t))
     with pytest.raises(GraphInputError, match="disjoint_union needs a batch"):
         jaxmatch.disjoint_union(gs[0])
+
+
+def _same_fields(a, b):
+    """Two containers hold equal arrays (values and dtypes) and equal capacities."""
+    assert type(a) is type(b) and jax.tree_util.tree_structure(a) == jax.tree_util.tree_structure(b)
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
+def test_disjoint_union_equals_the_graph_of_the_shifted_edges():
+    """The union (assembled from the batch's own sorted arrays) equals from_edges of every graph's
+    edges shifted to its offsets, at the union's size classes: bipartite graphs and graphs, weighted
+    or not, and flow networks in both layouts, from batches of mixed sizes with empty graphs and
+    edges given out of graph order."""
+    from jaxmatch._validate import size_class
+    rng = np.random.default_rng(7)
+    for trial in range(12):
+        B = int(rng.integers(1, 6))
+        (n, n_cols), m = rng.integers(1, 9, (2, B)), rng.integers(0, 15, B)
+        gid = rng.permutation(np.repeat(np.arange(B), m))
+        u, v = (np.array([rng.integers(0, n[i]) for i in gid], np.int64).reshape(-1) for _ in range(2))
+        w = rng.uniform(0.5, 2.0, gid.size) if trial % 2 else None
+        shift = np.concatenate([[0], np.cumsum(n)])[gid]
+
+        batch = BipartiteGraph.from_edges(u, v % n_cols[gid], n, n_cols, weights=w, graph_index=gid)
+        union, off = jaxmatch.disjoint_union(batch)
+        parts = jaxmatch.unstack(batch)
+        r = np.concatenate([p.edges()[0] + off["n_rows"][i] for i, p in enumerate(parts)])
+        c = np.concatenate([p.edges()[1] + off["n_cols"][i] for i, p in enumerate(parts)])
+        ws = np.concatenate([p.edge_weights() for p in parts]) if w is not None else None
+        nr, nc, ne = int(off["n_rows"][-1]), int(off["n_cols"][-1]), int(off["n_edges"][-1])
+        _same_fields(union, BipartiteGraph.from_edges(r, c, nr, nc, weights=ws, row_capacity=size_class(nr),
+                                                      col_capacity=size_class(nc), edge_capacity=size_class(ne)))
+
+        batch = Graph.from_edges(u, v, w, n, graph_index=gid)
+        union, off = jaxmatch.disjoint_union(batch)
+        total = int(off["n"][-1])
+        _same_fields(union, Graph.from_edges(u + shift, v + shift, w, total, vertex_capacity=size_class(total),
+                                             entry_capacity=size_class(int(off["n_entries"][-1]))))
+
+        cap = rng.integers(0, 50, gid.size)
+        layout = ("bcsr", "rcsr")[trial % 2]
+        batch = jaxmatch.FlowNetwork.from_edges(u, v, cap, n, graph_index=gid, layout=layout)
+        union, off = jaxmatch.disjoint_union(batch)
+        order = np.argsort(gid, kind="stable")   # a network's arcs keep their input order, network by network
+        _same_fields(union, jaxmatch.FlowNetwork.from_edges(
+            (u + shift)[order], (v + shift)[order], cap[order], total, layout=layout,
+            vertex_capacity=size_class(total), arc_capacity=size_class(int(off["n_arcs"][-1]))))
