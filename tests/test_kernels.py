@@ -406,14 +406,17 @@ def _random_matching(rng, r, c, n_rows, n_cols):
 
 @pytest.mark.parametrize("cfg", [bfs_level.Config(block=4, width=2, levels=3, bounds=True),
                                  bfs_level.Config(block=8, width=4)])
-def test_alternating_bfs_equals_global_relabel(cfg):
+def test_alternating_bfs_equals_global_relabel(cfg, monkeypatch):
     """Random bipartite graphs and matchings (some stale column mates): the kernel's labels and level
     count equal the level-synchronous global relabel's, across launches of a few levels each (there
-    with the row bounds queued, Config.bounds)."""
+    with the row bounds queued, Config.bounds), and the XLA relabel's two forms of a level (the
+    CPU's segment maximum, the GPU's scatter) give the same."""
     from jaxmatch import BipartiteGraph
     from jaxmatch.bipartite import push_relabel as pr
     rng = np.random.default_rng(cfg.block)
     relabel = jax.jit(pr.global_relabel, static_argnames=("kernel", "interpret"))
+    form = pr.bfs_by_segments()
+    other = jax.jit(lambda g, rm, cm, inf: pr.global_relabel(g, rm, cm, inf))   # traced with the other form
     for _ in range(8):
         nr, nc = (int(x) for x in rng.integers(1, 40, 2))
         m = int(rng.integers(0, 120))
@@ -425,8 +428,12 @@ def test_alternating_bfs_equals_global_relabel(cfg):
         inf = jax.numpy.int32(nr + nc)
         want = relabel(g, row_mate, col_mate, inf)
         got = relabel(g, row_mate, col_mate, inf, kernel=cfg, interpret=True)
-        for a, b in zip(want, got):
+        with monkeypatch.context() as patch:
+            patch.setattr(pr, "bfs_by_segments", lambda: not form)
+            third = other(g, row_mate, col_mate, inf)
+        for a, b, c in zip(want, got, third):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
 
 
 MATCH_CAPS = dict(row_capacity=256, col_capacity=256, edge_capacity=1024)   # one compilation for both graphs

@@ -105,6 +105,14 @@ def consistent_col_mate(g, row_mate, col_mate):
     return jnp.where(ok, col_mate, -1)
 
 
+def bfs_by_segments() -> bool:
+    """How the XLA global relabel finds a level's columns: off the GPU by a sorted segment maximum of
+    one byte an entry; on the GPU by a scatter of the label from the entries that hit (few atomics).
+    The same labels; the first is 1.4x faster a level on a CPU and 2-4x slower on a GPU
+    (experiments/RESULTS.md, session 48)."""
+    return jax.default_backend() != "gpu"
+
+
 def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False, run=True):
     """Exact labels by a BFS from the unmatched rows; returns (psi_r, psi_c, levels, stalled).
     ``run`` False (a traced bool): no XLA BFS level runs (:func:`push_relabel`'s loop under vmap,
@@ -123,12 +131,19 @@ def global_relabel(g, row_mate, col_mate, inf, kernel=None, interpret=False, run
         return psi_r, jnp.where(psi_c == INT_MAX, inf, psi_c), 2 * steps, stalled
     psi_c = jnp.full(g.col_cap, inf, jnp.int32)
 
+    segments = bfs_by_segments()
+
     def step(s: GRState) -> GRState:
-        # a column is reached when any of its rows is on the level: a sorted segment maximum of one
-        # byte an entry (1.4x faster on the CPU than a scatter of the labels, session 48)
-        hit = (take(s.psi_r, row, inf) == s.level).astype(jnp.int8)
-        new = (jax.ops.segment_max(hit, col, num_segments=g.col_cap, indices_are_sorted=True) > 0) & (s.psi_c == inf)
-        psi_c = jnp.where(new, s.level + 1, s.psi_c)
+        # a column is reached when any of its rows is on the level
+        if not segments:
+            hit = (take(s.psi_r, row, inf) == s.level) & (take(s.psi_c, col, 0) == inf)
+            psi_c = s.psi_c.at[mask_ids(col, hit, g.col_cap)].set(s.level + 1, mode="drop")
+            new = (psi_c == s.level + 1) & (s.psi_c == inf)
+        else:
+            hit = (take(s.psi_r, row, inf) == s.level).astype(jnp.int8)
+            new = (jax.ops.segment_max(hit, col, num_segments=g.col_cap, indices_are_sorted=True) > 0) & \
+                (s.psi_c == inf)
+            psi_c = jnp.where(new, s.level + 1, s.psi_c)
         psi_r = s.psi_r.at[mask_ids(mate, new & (mate >= 0), g.row_cap)].min(s.level + 2, mode="drop")
         return GRState(psi_r, psi_c, s.level + 2, jnp.any(new))
 
