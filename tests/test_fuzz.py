@@ -134,9 +134,9 @@ def _wrong_container_cases():
         if sname in ("max_flow", "min_cut"):   # these take a batch eagerly (tests/test_batch.py), not a bad one
             out.append(case(f"{sname}-gets-batch-with-3-sources", "one source id per network",
                             lambda x, f=globals()[sname]: f(x, [0, 1, 0], 1), batch))
-        elif sname == "maximum_matching":      # eagerly too; under jit it asks for vmap
+        elif sname in ("maximum_matching", "louvain", "leiden"):   # eagerly too; under jit it asks for vmap
             out.append(case(f"{sname}-gets-batch-under-jit", "vmap",
-                            jax.jit(lambda x: maximum_matching(x).cardinality), batch, traced_ok=True))
+                            jax.jit(lambda x, f=call: f(x).status), batch, traced_ok=True))
         else:
             out.append(case(f"{sname}-gets-batch", "batch|one network", call, batch))
     return out

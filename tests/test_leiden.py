@@ -401,6 +401,9 @@ def test_vmap_equals_solo(random_runs):
     shared = jax.jit(jax.vmap(lambda g: leiden(g, axis_name="b", config=cfg), axis_name="b"))(batch)
     np.testing.assert_array_equal(np.asarray(shared.labels), np.asarray(out.labels))
     np.testing.assert_array_equal(np.asarray(shared.levels), np.asarray(out.levels))
+    mapped = leiden(batch, config=cfg)   # given eagerly: off the GPU one lax.map, graph by graph
+    np.testing.assert_array_equal(np.asarray(mapped.labels), np.asarray(out.labels))
+    np.testing.assert_array_equal(np.asarray(mapped.levels), np.asarray(out.levels))
     for i, g in enumerate(gs):
         solo = leiden(g)
         n, n_levels = int(g.n), int(solo.stats["levels"])
@@ -438,8 +441,8 @@ def test_bad_inputs():
     with pytest.raises(GraphInputError, match="Graph"):
         leiden(nx.path_graph(3))
     g = Graph.from_edges([0, 1], [1, 2], **SMALL)
-    with pytest.raises(GraphInputError, match="vmap"):
-        leiden(jaxmatch.stack([g, g]))
+    with pytest.raises(GraphInputError, match="vmap"):   # a batch under jit (eagerly it takes batch_map)
+        jax.jit(lambda b: leiden(b).labels)(jaxmatch.stack([g, g]))
     with pytest.raises(TypeError):
         leiden(g, refine=True)                     # Louvain's option, not Leiden's
 

@@ -720,6 +720,13 @@ def test_vmap_batch_of_32():
     np.testing.assert_array_equal(np.asarray(shared.levels), levels)
     np.testing.assert_array_equal(np.asarray(shared.stats["iterations"]), np.asarray(out.stats["iterations"]))
     np.testing.assert_allclose(np.asarray(shared.modularity), np.asarray(out.modularity), rtol=1e-6)
+    # given eagerly, off the GPU the batch runs graph by graph in one lax.map (graph.batch_map)
+    assert jaxmatch.graph.batch_route() == "union"
+    mapped = louvain(batch, config=cfg)
+    np.testing.assert_array_equal(np.asarray(mapped.labels), labels)
+    np.testing.assert_array_equal(np.asarray(mapped.levels), levels)
+    np.testing.assert_array_equal(np.asarray(mapped.status), np.asarray(out.status))
+    np.testing.assert_allclose(np.asarray(mapped.modularity), np.asarray(out.modularity), rtol=1e-6)
     for i, g in enumerate(gs):
         own = louvain(g)
         n, n_levels = int(g.n), int(own.stats["levels"])
@@ -887,8 +894,8 @@ def test_bad_inputs():
     with pytest.raises(GraphInputError, match="Graph"):
         louvain(jaxmatch.BipartiteGraph.from_edges([0], [0]))
     g = Graph.from_edges([0, 1], [1, 2], **SMALL)
-    with pytest.raises(GraphInputError, match="vmap"):
-        louvain(jaxmatch.stack([g, g]))
+    with pytest.raises(GraphInputError, match="vmap"):   # a batch under jit (eagerly it takes batch_map)
+        jax.jit(lambda b: louvain(b).labels)(jaxmatch.stack([g, g]))
     with pytest.raises(GraphInputError, match="shape"):
         modularity(g, [0, 1])
     with pytest.raises(GraphInputError, match="integers"):

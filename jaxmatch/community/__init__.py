@@ -33,7 +33,7 @@ from jaxmatch.community import sharded as _sh
 from jaxmatch.community.modularity import _check_graph, _check_real, modularity
 from jaxmatch.community.result import LeidenResult, LouvainResult
 from jaxmatch._validate import check_flag, check_positive
-from jaxmatch.graph import Graph, GraphInputError
+from jaxmatch.graph import Graph, GraphInputError, batch_map
 from jaxmatch.shard import ShardedGraph
 
 __all__ = ["LeidenResult", "LouvainResult", "leiden", "louvain", "modularity"]
@@ -173,7 +173,7 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
 
     Raises:
         GraphInputError: before tracing, when ``g`` is not a
-            :class:`jaxmatch.Graph` or is a batch; ``resolution``,
+            :class:`jaxmatch.Graph` or is a batch under ``jax.jit``; ``resolution``,
             ``threshold`` or ``threshold_large`` is not a finite number >= 0
             that fits the weights' dtype; ``large_graph`` is not an int >= 0;
             ``max_levels`` or ``max_iters`` is not a positive int or above its
@@ -197,6 +197,10 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
         return _louvain_sharded(g, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
                                 large_graph=large_graph, max_levels=max_levels, max_iters=max_iters,
                                 refine=refine, config=config, throw=throw)
+    if isinstance(g, Graph) and np.ndim(g.n) == 1 and not is_traced(g.n):
+        return settle("louvain", batch_map(louvain, g, dict(
+            resolution=resolution, threshold=threshold, threshold_large=threshold_large, large_graph=large_graph,
+            max_levels=max_levels, max_iters=max_iters, refine=refine, axis_name=axis_name, config=config)), throw)
     _check_graph(g)
     check_flag(throw, "throw")
     opts, static = _options(g, resolution=resolution, threshold=threshold,
@@ -406,7 +410,8 @@ def leiden(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6, thresh
 
     Args:
         g: the undirected graph (:class:`jaxmatch.Graph`; a batch from
-            :func:`jaxmatch.stack` goes through ``jax.vmap``).
+            :func:`jaxmatch.stack` goes through ``jax.vmap``, or, given
+            eagerly, through :func:`jaxmatch.graph.batch_map`).
         resolution: gamma, as for :func:`louvain` (default 1.0).
         threshold, threshold_large, large_graph: stop a level's local moving,
             as they stop :func:`louvain`'s.
@@ -439,6 +444,10 @@ def leiden(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6, thresh
         >>> res.labels.tolist(), round(float(res.modularity), 4), res.status_name
         ([0, 0, 0, 1, 1, 1], 0.3571, 'converged')
     """
+    if isinstance(g, Graph) and np.ndim(g.n) == 1 and not is_traced(g.n):
+        return settle("leiden", batch_map(leiden, g, dict(
+            resolution=resolution, threshold=threshold, threshold_large=threshold_large, large_graph=large_graph,
+            max_levels=max_levels, max_iters=max_iters, passes=passes, axis_name=axis_name, config=config)), throw)
     _check_graph(g)
     check_flag(throw, "throw")
     check_positive(passes, "passes")
