@@ -200,14 +200,15 @@ def stack(graphs):
         raise GraphInputError(f"stack needs graphs of one jaxmatch type, got {sorted({type(g).__name__ for g in graphs})}")
     if any(np.ndim(_size_leaf(g)) for g in graphs):
         raise GraphInputError("stack takes single graphs, not batches")
-    flat = [jax.tree_util.tree_flatten(g) for g in graphs]
     caps = graphs[0].capacities()
-    dtypes = lambda leaves: tuple(x.dtype for x in leaves)  # noqa: E731
-    if (all(t == flat[0][1] and dtypes(v) == dtypes(flat[0][0]) for v, t in flat)
-            and all(next_pow2(v) == v for v in caps.values())):
+    one = jax.tree_util.tree_structure(graphs[0])
+    leaves, every = jax.tree_util.tree_flatten(graphs)   # one flattening pass over the whole list
+    fields = [leaves[i::one.num_leaves] for i in range(one.num_leaves)]
+    if (every == jax.tree_util.tree_structure([graphs[0]] * len(graphs))
+            and all(len({x.dtype for x in f}) == 1 for f in fields) and all(next_pow2(v) == v for v in caps.values())):
         # one structure (type, capacities, layout, weights or not, dtypes) at powers of two: the
         # batch's rows are the graphs' padded arrays as they are
-        return jax.tree_util.tree_unflatten(flat[0][1], [device(np.stack(x)) for x in zip(*(v for v, _ in flat))])
+        return jax.tree_util.tree_unflatten(one, [device(np.stack(f)) for f in fields])
     caps = {k: next_pow2(max(g.capacities()[k] for g in graphs)) for k in caps}
     if kind is FlowNetwork:
         layouts = {g.layout for g in graphs}
@@ -276,7 +277,7 @@ def unstack(batch, *, trim: bool = False):
     if np.ndim(_size_leaf(batch)) != 1:
         raise GraphInputError("unstack needs a batch made by stack (array fields with one leading axis)")
     leaves, tree = jax.tree_util.tree_flatten(jax.device_get(batch))
-    graphs = [jax.tree_util.tree_unflatten(tree, [x[i] for x in leaves]) for i in range(leaves[0].shape[0])]
+    graphs = [jax.tree_util.tree_unflatten(tree, row) for row in zip(*(list(x) for x in leaves))]   # row views
     return [g.with_capacity() for g in graphs] if trim else graphs
 
 
