@@ -288,9 +288,10 @@ def _sort_keys(keys) -> np.ndarray:
     bits = [max(int(bound) - 1, 1).bit_length() for _, bound in keys]
     if sum(bits) > 62:
         return np.lexsort([k.astype(np.int64) for k, _ in reversed(keys)])
-    packed = np.zeros(keys[0][0].size, np.int64)
-    for (k, _), b in zip(keys, bits):
-        packed = (packed << b) | k.astype(np.int64)
+    packed = keys[0][0].astype(np.int64)   # a copy: shifted and or-ed in place
+    for (k, _), b in zip(keys[1:], bits[1:]):
+        packed <<= b
+        packed |= k
     return _argsort(packed)
 
 
@@ -310,8 +311,9 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     _in_range(g, count, "graph_index", "the number of graphs")
     _local_ids(t, g, nv, "tail", "n")
     _local_ids(h, g, nv, "head", "n")
-    by_graph = _argsort(g)   # each network's arcs in their input order
-    t, h, c, g = t[by_graph], h[by_graph], c[by_graph], g[by_graph]
+    if g.size > 1 and not bool(np.all(g[1:] >= g[:-1])):
+        by_graph = _argsort(g)   # each network's arcs in their input order
+        t, h, c, g = t[by_graph], h[by_graph], c[by_graph], g[by_graph]
     m = np.bincount(g, minlength=count)
     first = np.concatenate([[0], np.cumsum(m)])
     vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
