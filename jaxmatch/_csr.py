@@ -89,8 +89,8 @@ def _argsort(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` for integer keys: where the keys are non-negative and
     they and their positions fit 63 bits together, one ``np.sort`` of each key with its position in
     its low bits. Those packed keys are distinct, so NumPy's default sort (SIMD on x86) gives the
-    stable order, 3-9x faster than its stable kind on keys out of order; keys already in order
-    are found by one comparison pass and not sorted (experiments/RESULTS.md, session 48)."""
+    stable order, faster than its stable kind on keys out of order; keys already in order are
+    found by one comparison pass and not sorted (experiments/RESULTS.md, session 48)."""
     n = keys.size
     if n < 2 or bool(np.all(keys[1:] >= keys[:-1])):
         return np.arange(n)

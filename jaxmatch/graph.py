@@ -380,8 +380,8 @@ def disjoint_union(batch):
 def batch_map(solver, batch, options: dict):
     """A batch given eagerly to a solver whose answers do not split by component (:func:`jaxmatch.louvain`,
     :func:`jaxmatch.leiden`): on the GPU one jitted ``jax.vmap``; elsewhere one jitted ``lax.map``, each
-    graph run alone to its own end (on a 2-core CPU 3.8x faster than the vmap, whose loops run every
-    graph's lanes until the slowest graph ends; the same labels: experiments/RESULTS.md, session 48).
+    graph run alone to its own end (on a CPU faster than the vmap, whose loops run every graph's
+    lanes until the slowest graph ends; the same labels: experiments/RESULTS.md, session 48).
 
     Args:
         solver: the public solver, called as ``solver(graph, **options, throw=False)``.

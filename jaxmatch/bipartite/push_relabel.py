@@ -108,8 +108,8 @@ def consistent_col_mate(g, row_mate, col_mate):
 def bfs_by_segments() -> bool:
     """How the XLA global relabel finds a level's columns: off the GPU by a sorted segment maximum of
     one byte an entry; on the GPU by a scatter of the label from the entries that hit (few atomics).
-    The same labels; the first is 1.4x faster a level on a CPU and 1.4-3.9x slower on an H200
-    (experiments/RESULTS.md, session 48)."""
+    The same labels; each form is the faster one on its backend (experiments/RESULTS.md,
+    session 48)."""
     return jax.default_backend() != "gpu"
 
 
