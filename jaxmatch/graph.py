@@ -50,7 +50,7 @@ import numpy as np
 
 from jaxmatch._containers import GRAPH_TYPES, BipartiteGraph, FlowNetwork, Graph, _size_leaf
 from jaxmatch._csr import CSR, _csr, _i32
-from jaxmatch._ops import device
+from jaxmatch._ops import device, is_traced
 from jaxmatch._sparse import _from_scipy
 from jaxmatch._validate import GraphInputError, _count, next_pow2, size_class
 
@@ -375,6 +375,13 @@ def disjoint_union(batch):
                         n=_i32(off["n"][-1]), n_arcs=_i32(off["n_arcs"][-1]), vertex_cap=c["vc"], arc_cap=c["ac"],
                         layout=b.layout)
     return g, off
+
+
+def eager_batch(g, kind) -> bool:
+    """Whether ``g`` is a batch of ``kind`` graphs (from :func:`stack` or a ``graph_index=`` constructor)
+    given eagerly: the solvers route it themselves (:func:`disjoint_union`, :func:`batch_map`); a
+    batch under ``jit`` outside ``vmap`` is refused by their input checks instead."""
+    return isinstance(g, kind) and np.ndim(_size_leaf(g)) == 1 and not is_traced(_size_leaf(g))
 
 
 def batch_map(solver, batch, options: dict):

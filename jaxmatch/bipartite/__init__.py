@@ -318,7 +318,7 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
     """
     if isinstance(g, ShardedBipartiteGraph):
         return _sharded_matching(g, method, max_iters, bfs, graft, direction_optimizing, alpha, throw)
-    if isinstance(g, BipartiteGraph) and np.ndim(g.n_rows) == 1 and not is_traced(g.n_rows):
+    if _graph.eager_batch(g, BipartiteGraph):
         return _batch_matching(g, dict(method=method, init=init, max_iters=max_iters, k=k, init_rounds=init_rounds,
                                        lanes=lanes, bfs=bfs, graft=graft, direction_optimizing=direction_optimizing,
                                        alpha=alpha, auto_levels=auto_levels, kernel=kernel, throw=throw))

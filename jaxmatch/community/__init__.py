@@ -33,7 +33,7 @@ from jaxmatch.community import sharded as _sh
 from jaxmatch.community.modularity import _check_graph, _check_real, modularity
 from jaxmatch.community.result import LeidenResult, LouvainResult
 from jaxmatch._validate import check_flag, check_positive
-from jaxmatch.graph import Graph, GraphInputError, batch_map
+from jaxmatch.graph import Graph, GraphInputError, batch_map, eager_batch
 from jaxmatch.shard import ShardedGraph
 
 __all__ = ["LeidenResult", "LouvainResult", "leiden", "louvain", "modularity"]
@@ -197,7 +197,7 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
         return _louvain_sharded(g, resolution=resolution, threshold=threshold, threshold_large=threshold_large,
                                 large_graph=large_graph, max_levels=max_levels, max_iters=max_iters,
                                 refine=refine, config=config, throw=throw)
-    if isinstance(g, Graph) and np.ndim(g.n) == 1 and not is_traced(g.n):
+    if eager_batch(g, Graph):
         return settle("louvain", batch_map(louvain, g, dict(
             resolution=resolution, threshold=threshold, threshold_large=threshold_large, large_graph=large_graph,
             max_levels=max_levels, max_iters=max_iters, refine=refine, axis_name=axis_name, config=config)), throw)
@@ -444,7 +444,7 @@ def leiden(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6, thresh
         >>> res.labels.tolist(), round(float(res.modularity), 4), res.status_name
         ([0, 0, 0, 1, 1, 1], 0.3571, 'converged')
     """
-    if isinstance(g, Graph) and np.ndim(g.n) == 1 and not is_traced(g.n):
+    if eager_batch(g, Graph):
         return settle("leiden", batch_map(leiden, g, dict(
             resolution=resolution, threshold=threshold, threshold_large=threshold_large, large_graph=large_graph,
             max_levels=max_levels, max_iters=max_iters, passes=passes, axis_name=axis_name, config=config)), throw)

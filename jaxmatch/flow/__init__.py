@@ -402,7 +402,7 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
         >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
         (4, [2, 2, 1, 1, 3], [True, True, False, False])
     """
-    if isinstance(net, FlowNetwork) and np.ndim(net.n) == 1 and not is_traced(net.n):
+    if _graph.eager_batch(net, FlowNetwork):
         return _batch_flow(net, source, sink, dict(layout=layout, max_iters=max_iters, k=k, lanes=lanes,
                                                    reverse=reverse, kernel=kernel, throw=throw))
     net, src, snk, opts, longest = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
