@@ -150,25 +150,18 @@ def _flow_fields(tail, head, cap, n, layout, vertex_capacity, arc_capacity):
     vc = _capacity(nv, vertex_capacity, "vertex_capacity")
     ac = _capacity(m, arc_capacity, "arc_capacity")
     _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
-    ids = np.arange(m)
     # residual arcs: forward k = arc k, reverse k + m = arc k reversed
-    src = np.concatenate([t, h])
-    dst = np.concatenate([h, t])
-    fwd = np.concatenate([np.ones(m, bool), np.zeros(m, bool)])
-    arc = np.concatenate([ids, ids])
-    second = dst if layout == "bcsr" else ~fwd
-    third = ~fwd if layout == "bcsr" else dst
-    order = np.lexsort((arc, third, second, src))
+    order, _, src, dst, fwd, arc = _residual_sorted(t, h, np.arange(m), np.zeros(m, np.int64), 1, vc, ac, layout)
     pos = np.empty(2 * m, np.int64)
     pos[order] = np.arange(2 * m)
     rev = np.arange(2 * ac, dtype=np.int64)
     rev[pos] = pos[(np.arange(2 * m) + m) % max(2 * m, 1)]
-    res = _csr(src, dst, vc, vc, 2 * ac, order=order)
+    res = _csr(src, dst, vc, vc, 2 * ac, order="sorted")
     pad = lambda a, fill, dt=np.int32: np.pad(a, (0, ac - m), constant_values=fill).astype(dt)
     return dict(tail=_i32(pad(t, vc)), head=_i32(pad(h, vc)), cap=device(pad(c, 0, cdt)),
                 res=res,
-                res_arc=_i32(np.pad(arc[order], (0, 2 * (ac - m)), constant_values=ac)),
-                res_forward=device(np.pad(fwd[order], (0, 2 * (ac - m)))),
+                res_arc=_i32(np.pad(arc, (0, 2 * (ac - m)), constant_values=ac)),
+                res_forward=device(np.pad(fwd, (0, 2 * (ac - m)))),
                 res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
                 vertex_cap=vc, arc_cap=ac, layout=layout)
 
@@ -281,18 +274,45 @@ def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
                 n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
 
 
-def _sort_keys(keys) -> np.ndarray:
-    """The order sorting by the ``(array, bound)`` keys, first key first (``np.lexsort`` of the reversed
-    arrays): one argsort of the keys packed into one int64 where their bounds fit 62 bits (faster than
-    lexsort; see experiments/RESULTS.md), else lexsort."""
-    bits = [max(int(bound) - 1, 1).bit_length() for _, bound in keys]
-    if sum(bits) > 62:
-        return np.lexsort([k.astype(np.int64) for k, _ in reversed(keys)])
-    packed = keys[0][0].astype(np.int64)   # a copy: shifted and or-ed in place
-    for (k, _), b in zip(keys[1:], bits[1:]):
-        packed <<= b
-        packed |= k
-    return _argsort(packed)
+def _residual_sorted(t, h, arc, g, count: int, vc: int, ac: int, layout: str):
+    """The residual entries of networks' arcs in the residual CSRs' order, and the order itself.
+
+    Entry i < m is arc i forward (``t[i] -> h[i]``), entry m + i the same arc reversed; ``arc`` holds
+    each arc's id in its network, ``g`` its network (sorted; zeros for one network). The order: by
+    network, tail, then head, forward entries first, arc id (BCSR), or forward entries first, head,
+    arc id (RCSR). Returns ``(order, g, src, dst, forward, arc)``, the fields in that order. Where the
+    keys fit 63 bits, one sort of them packed into int64: the keys are distinct, so NumPy's default
+    (SIMD) sort gives the order, and the fields are read back from the sorted keys' bits, with no
+    gather; else ``np.lexsort``."""
+    m = t.size
+    bg, bv, ba = (max(int(x) - 1, 0).bit_length() for x in (count, vc, ac))
+    if bg + 2 * bv + 1 + ba > 63:
+        src, dst = np.concatenate([t, h]), np.concatenate([h, t])
+        gg, aa = np.concatenate([g, g]), np.concatenate([arc, arc])
+        back = np.arange(2 * m) >= m
+        second, third = (dst, back) if layout == "bcsr" else (back, dst)
+        order = np.lexsort((aa, third, second, src, gg))
+        return order, gg[order], src[order], dst[order], ~back[order], aa[order]
+    # bits from the top: network, tail, then head and the reverse flag (BCSR) or the flag and head, arc
+    sb, db, rb = (bv + 1 + ba, 1 + ba, ba) if layout == "bcsr" else (bv + 1 + ba, ba, bv + ba)
+    keys = np.empty(2 * m, np.int64)
+    for part, (a, b, back) in enumerate(((t, h, 0), (h, t, 1))):
+        k = keys[part * m:(part + 1) * m]
+        k[...] = g
+        k <<= sb + bv
+        k |= a.astype(np.int64) << sb
+        k |= b.astype(np.int64) << db
+        k |= arc
+        if back:
+            k |= 1 << rb
+    keys.sort()
+    field = lambda shift, bits: ((keys >> shift) & ((1 << bits) - 1)).astype(np.int32)  # noqa: E731
+    gs, src, dst, arcs = keys >> (sb + bv), field(sb, bv), field(db, bv), field(0, ba)
+    forward = (keys & (1 << rb)) == 0
+    first = np.zeros(max(count, 1) + 1, np.int64)   # each network's first arc among the m
+    np.cumsum(np.bincount(g, minlength=max(count, 1)), out=first[1:])
+    order = first[gs] + arcs + np.where(forward, 0, m)
+    return order, gs, src, dst, forward, arcs
 
 
 def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
@@ -321,24 +341,19 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
     total = t.size
     ids = np.arange(total) - np.repeat(first[:-1], m)   # arc ids local to each network (g is sorted)
-    # residual entries: forward i = arc i, reverse i + total; sorted by network, then as one network's
-    src, dst = np.concatenate([t, h]), np.concatenate([h, t])
-    fwd = np.concatenate([np.ones(total, bool), np.zeros(total, bool)])
-    arc, eg = np.concatenate([ids, ids]), np.concatenate([g, g])
-    second, third = ((dst, vc), (~fwd, 2)) if layout == "bcsr" else ((~fwd, 2), (dst, vc))
-    order = _sort_keys([(eg, count), (src, vc), second, third, (arc, ac)])
+    order, eg, src, dst, fwd, arc = _residual_sorted(t, h, ids, g, count, vc, ac, layout)
     # in sorted order the entries run network by network, 2 m[b] of them each: boolean masks of each
     # network's slots, filled row-major, take them in that order
-    local = np.empty(2 * total, np.int64)   # each entry's position in its network's residual arrays
+    local = np.empty(2 * total, np.int32)   # each entry's position in its network's residual arrays
     local[order] = np.arange(2 * total) - np.repeat(2 * first[:-1], 2 * m)
     slots = np.arange(2 * ac)[None, :] < 2 * m[:, None]
     rev = np.tile(np.arange(2 * ac, dtype=np.int32), (count, 1))
     rev[slots] = local[(order + total) % max(2 * total, 1)]   # the place of each entry's partner
-    res = _batched_csr(eg[order], src[order], dst[order], count, vc, vc, 2 * ac)
+    res = _batched_csr(eg, src, dst, count, vc, vc, 2 * ac)
     res_arc = np.full((count, 2 * ac), ac, np.int32)
-    res_arc[slots] = arc[order]
+    res_arc[slots] = arc
     res_fwd = np.zeros((count, 2 * ac), bool)
-    res_fwd[slots] = fwd[order]
+    res_fwd[slots] = fwd
     arcs = np.arange(ac)[None, :] < m[:, None]
     tt, hh, cc = np.full((count, ac), vc, np.int32), np.full((count, ac), vc, np.int32), np.zeros((count, ac), cdt)
     tt[arcs], hh[arcs], cc[arcs] = t, h, c

@@ -376,15 +376,25 @@ def test_flow_batch_from_edges_equals_stack(layout):
     _same_batch(stack(solo), batch)
 
 
-def test_sort_keys_equals_lexsort():
-    """The packed-key sort of the batch constructors orders like np.lexsort, on the packed path and on
-    the lexsort fallback (bounds past 62 bits), with ties kept in input order."""
-    from jaxmatch._build import _sort_keys
+@pytest.mark.parametrize("layout", ["bcsr", "rcsr"])
+def test_residual_sort_equals_lexsort(layout):
+    """The residual entries' packed-key sort (both flow constructors) orders like np.lexsort of the
+    fields, on the packed path and on the lexsort fallback (bounds past 63 bits), and reads every
+    field back right."""
+    from jaxmatch._build import _residual_sorted
     rng = np.random.default_rng(4)
-    a, b, c = rng.integers(0, 5, 500), rng.integers(0, 3, 500), rng.integers(0, 2, 500).astype(bool)
-    want = np.lexsort((c, b, a))
-    np.testing.assert_array_equal(_sort_keys([(a, 5), (b, 3), (c, 2)]), want)
-    np.testing.assert_array_equal(_sort_keys([(a, 2**40), (b, 2**40), (c, 2)]), want)
+    g = np.sort(rng.integers(0, 3, 400))
+    t, h = rng.integers(0, 6, 400), rng.integers(0, 6, 400)   # repeated arcs and self-loops too
+    arc = np.arange(400) - np.searchsorted(g, g)   # ids local to each network
+    src, dst = np.concatenate([t, h]), np.concatenate([h, t])
+    gg, aa = np.concatenate([g, g]), np.concatenate([arc, arc])
+    back = np.arange(800) >= 400
+    want = np.lexsort((aa, back, dst, src, gg) if layout == "bcsr" else (aa, dst, back, src, gg))
+    for vc in (6, 2**40):
+        order, *fields = _residual_sorted(t, h, arc, g, 3, vc, 400, layout)
+        np.testing.assert_array_equal(order, want)
+        for got, full in zip(fields, (gg, src, dst, ~back, aa)):
+            np.testing.assert_array_equal(got, full[want])
 
 
 # ---- weighted bipartite graphs (assignment costs) ----
