@@ -283,11 +283,11 @@ def push_relabel_step(net, terminal, n, s: PRState, *, rung: Rung, search: bool)
     relabel = act & ln.fit & (cut == INT_MAX)
     moved = d > 0
     pos = jnp.where(moved, ln.entry, size)
-    rc = s.rc.at[jnp.concatenate([pos, reverse_position(net, pos, search)])].add(
-        jnp.concatenate([-d, d]), mode="drop")
+    # two scatters each rather than one of concatenated halves: XLA's CPU backend otherwise computes the
+    # pushed amounts again in each fusion that builds a concatenation (measured: RESULTS.md, session 49)
+    rc = s.rc.at[pos].add(-d, mode="drop").at[reverse_position(net, pos, search)].add(d, mode="drop")
     w = jnp.where(moved, w, vc)
-    excess = s.excess.at[jnp.concatenate([jnp.where(moved, tail, vc), w])].add(jnp.concatenate([-d, d]),
-                                                                              mode="drop")
+    excess = s.excess.at[jnp.where(moved, tail, vc)].add(-d, mode="drop").at[w].add(d, mode="drop")
     received = take(excess, u, 0) > e_u - _slot_sum(d, ln, rung)   # a neighbour pushed into u in this step
     new_h = jnp.minimum(best, n) + 1
     new_h = jnp.where(received, jnp.minimum(new_h, h_u + 2), new_h)
