@@ -334,8 +334,10 @@ def disjoint_union(batch):
     def pick(x, count, shift=None):
         """The first ``count[g]`` entries of row g of ``x``, graph after graph, each plus ``shift[g]``."""
         x = np.asarray(x)
-        keep = np.arange(x.shape[1])[None, :] < count[:, None]
-        return (x if shift is None else x + shift[:-1, None].astype(x.dtype))[keep]
+        x = x if shift is None else x + shift[:-1, None].astype(x.dtype)
+        if count.size and int(count.min()) >= x.shape[1]:   # every row full (graphs of one size): a view
+            return x.reshape(-1)
+        return x[np.arange(x.shape[1])[None, :] < count[:, None]]
 
     def caps(**fields):
         """Each capacity keyword's size class, from the union's total of its size field."""

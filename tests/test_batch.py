@@ -172,13 +172,15 @@ def _same_fields(a, b):
 def test_disjoint_union_equals_the_graph_of_the_shifted_edges():
     """The union (assembled from the batch's own sorted arrays) equals from_edges of every graph's
     edges shifted to its offsets, at the union's size classes: bipartite graphs and graphs, weighted
-    or not, and flow networks in both layouts, from batches of mixed sizes with empty graphs and
-    edges given out of graph order."""
+    or not, and flow networks in both layouts, from batches of mixed sizes with empty graphs, and of
+    one size, and edges given out of graph order."""
     from jaxmatch._validate import size_class
     rng = np.random.default_rng(7)
     for trial in range(12):
         B = int(rng.integers(1, 6))
         (n, n_cols), m = rng.integers(1, 9, (2, B)), rng.integers(0, 15, B)
+        if trial < 2:   # graphs of one size: every row of the stacked arrays full
+            m = np.full(B, (4, 8)[trial])   # (capacities are powers of two)
         gid = rng.permutation(np.repeat(np.arange(B), m))
         u, v = (np.array([rng.integers(0, n[i]) for i in gid], np.int64).reshape(-1) for _ in range(2))
         w = rng.uniform(0.5, 2.0, gid.size) if trial % 2 else None
