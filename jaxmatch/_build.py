@@ -151,7 +151,8 @@ def _flow_fields(tail, head, cap, n, layout, vertex_capacity, arc_capacity):
     ac = _capacity(m, arc_capacity, "arc_capacity")
     _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
     # residual arcs: forward k = arc k, reverse k + m = arc k reversed
-    order, _, src, dst, fwd, arc = _residual_sorted(t, h, np.arange(m), np.zeros(m, np.int64), 1, vc, ac, layout)
+    order, _, src, dst, fwd, arc = _residual_sorted(t, h, np.arange(m), np.zeros(m, np.int64), np.array([0, m]), vc,
+                                                      ac, layout)
     pos = np.empty(2 * m, np.int64)
     pos[order] = np.arange(2 * m)
     rev = np.arange(2 * ac, dtype=np.int64)
@@ -274,18 +275,19 @@ def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
                 n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
 
 
-def _residual_sorted(t, h, arc, g, count: int, vc: int, ac: int, layout: str):
+def _residual_sorted(t, h, arc, g, first, vc: int, ac: int, layout: str):
     """The residual entries of networks' arcs in the residual CSRs' order, and the order itself.
 
     Entry i < m is arc i forward (``t[i] -> h[i]``), entry m + i the same arc reversed; ``arc`` holds
-    each arc's id in its network, ``g`` its network (sorted; zeros for one network). The order: by
+    each arc's id in its network, ``g`` its network (sorted; zeros for one network), ``first`` where
+    each network's arcs start among the m, and the end (``[0, m]`` for one network). The order: by
     network, tail, then head, forward entries first, arc id (BCSR), or forward entries first, head,
     arc id (RCSR). Returns ``(order, g, src, dst, forward, arc)``, the fields in that order. Where the
     keys fit 63 bits, one sort of them packed into int64: the keys are distinct, so NumPy's default
     (SIMD) sort gives the order, and the fields are read back from the sorted keys' bits, with no
     gather; else ``np.lexsort``."""
     m = t.size
-    bg, bv, ba = (max(int(x) - 1, 0).bit_length() for x in (count, vc, ac))
+    bg, bv, ba = (max(int(x) - 1, 0).bit_length() for x in (first.size - 1, vc, ac))
     if bg + 2 * bv + 1 + ba > 63:
         src, dst = np.concatenate([t, h]), np.concatenate([h, t])
         gg, aa = np.concatenate([g, g]), np.concatenate([arc, arc])
@@ -309,8 +311,6 @@ def _residual_sorted(t, h, arc, g, count: int, vc: int, ac: int, layout: str):
     field = lambda shift, bits: ((keys >> shift) & ((1 << bits) - 1)).astype(np.int32)  # noqa: E731
     gs, src, dst, arcs = keys >> (sb + bv), field(sb, bv), field(db, bv), field(0, ba)
     forward = (keys & (1 << rb)) == 0
-    first = np.zeros(max(count, 1) + 1, np.int64)   # each network's first arc among the m
-    np.cumsum(np.bincount(g, minlength=max(count, 1)), out=first[1:])
     order = first[gs] + arcs + np.where(forward, 0, m)
     return order, gs, src, dst, forward, arcs
 
@@ -341,7 +341,7 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
     total = t.size
     ids = np.arange(total) - np.repeat(first[:-1], m)   # arc ids local to each network (g is sorted)
-    order, eg, src, dst, fwd, arc = _residual_sorted(t, h, ids, g, count, vc, ac, layout)
+    order, eg, src, dst, fwd, arc = _residual_sorted(t, h, ids, g, first, vc, ac, layout)
     # in sorted order the entries run network by network, 2 m[b] of them each: boolean masks of each
     # network's slots, filled row-major, take them in that order
     local = np.empty(2 * total, np.int32)   # each entry's position in its network's residual arrays
