@@ -44,6 +44,8 @@ Input rules (checked by the constructors, on the host, before anything is traced
 from __future__ import annotations
 
 import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import jax
 import numpy as np
@@ -281,7 +283,7 @@ def unstack(batch, *, trim: bool = False):
     return [g.with_capacity() for g in graphs] if trim else graphs
 
 
-def disjoint_union(batch):
+def disjoint_union(batch, *, at_least=None):
     """One graph made of a batch's graphs side by side, and where each graph's ids start in it.
 
     The union has no edge between two of the batch's graphs, so any answer
@@ -299,6 +301,10 @@ def disjoint_union(batch):
         batch: a batched :class:`BipartiteGraph`, :class:`Graph` or
             :class:`FlowNetwork` (from :func:`stack` or a ``graph_index=``
             constructor).
+        at_least: optional dict from size fields (as in the offsets below)
+            to totals the union's capacities must also hold: unions of
+            several batches given their largest totals share one compiled
+            program.
 
     Returns:
         ``(graph, offsets)``: the union, a single graph of the batch's type at
@@ -341,7 +347,7 @@ def disjoint_union(batch):
 
     def caps(**fields):
         """Each capacity keyword's size class, from the union's total of its size field."""
-        return {k: size_class(int(off[f][-1])) for k, f in fields.items()}
+        return {k: size_class(max(int(off[f][-1]), (at_least or {}).get(f, 0))) for k, f in fields.items()}
 
     def sorted_csr(csr, count, src_off, dst_off, n_cap, dst_cap, e_cap):
         """The union's CSR of the batch's CSR: each graph's entries, already sorted by (src, dst), shifted
@@ -419,6 +425,46 @@ def batch_route() -> str:
 
 _SIZE_FIELDS = {BipartiteGraph: ("n_rows", "n_cols", "n_edges"), Graph: ("n", "n_edges", "n_entries"),
                 FlowNetwork: ("n", "n_arcs")}
+
+
+UNION_PART = 1 << 22   # a union's edges or arcs per part (solve_union)
+
+
+def solve_union(batch, one):
+    """Solve a batch given eagerly off the GPU through disjoint unions of its graphs, in parts.
+
+    The batch is cut into ``ceil(edges / UNION_PART)`` runs of consecutive graphs (the number of
+    edges, or arcs, of the whole batch; so the parts depend on the data only, not on the machine),
+    each run's :func:`disjoint_union` at the capacities of the largest (one compiled program), and
+    the parts are solved on as many threads as the process has CPU cores: XLA's CPU loops run
+    mostly on one core each (the speed-up: experiments/RESULTS.md, session 50).
+
+    Args:
+        batch: the stacked batch.
+        one: ``one(graphs, union, offsets)`` -> a tuple of NumPy arrays with a leading axis over
+            the part's graphs, ``graphs`` the part's ``slice`` of the batch.
+
+    Returns:
+        ``one``'s arrays for the whole batch, the parts' joined along the first axis.
+    """
+    b = jax.device_get(batch)
+    fields = _SIZE_FIELDS[type(b)]
+    count = int(np.shape(getattr(b, fields[0]))[0])
+    parts = max(1, min(count, -(-int(np.sum(getattr(b, fields[-1]), dtype=np.int64)) // UNION_PART)))
+    cuts = np.linspace(0, count, parts + 1).astype(np.int64)
+    runs = [slice(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:])]
+    totals = {f: max(int(np.sum(getattr(b, f)[r], dtype=np.int64)) for r in runs) for f in fields}
+
+    def solve(run):
+        return one(run, *disjoint_union(jax.tree.map(lambda x: x[run], b), at_least=totals))
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if parts == 1 or cores == 1:
+        outs = [solve(r) for r in runs]
+    else:
+        with ThreadPoolExecutor(min(parts, cores)) as pool:
+            outs = list(pool.map(solve, runs))
+    return tuple(np.concatenate(xs) for xs in zip(*outs))
 
 
 def split_union(x, offsets, capacity: int, fill=0) -> np.ndarray:

@@ -91,11 +91,15 @@ def test_solve_many_splits_buckets_over_devices(subprocess_env):
 
 @pytest.mark.parametrize("route", ["union", "vmap"])
 def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
-    """maximum_matching and max_flow take a stacked batch outside jit and solve its disjoint union once
-    (the CPU's route) or vmap it (the GPU's): each graph's answer has its solo cardinality / value and passes its certificates, the arrays are
+    """maximum_matching and max_flow take a stacked batch outside jit and solve the disjoint unions of
+    runs of its graphs on threads (the CPU's route; here several runs, each union at the capacities of
+    the largest) or vmap it (the GPU's): each graph's answer has its solo cardinality / value and passes its certificates, the arrays are
     padded as under vmap; the union's edges are the graphs' edges at their offsets; under jit a batch
     still asks for vmap, and a batch's sources must be one id per network in range."""
     monkeypatch.setattr(jaxmatch.graph, "batch_route", lambda: route)
+    monkeypatch.setattr(jaxmatch.graph, "UNION_PART", 40)
+    unions, whole = [], jaxmatch.graph.disjoint_union
+    monkeypatch.setattr(jaxmatch.graph, "disjoint_union", lambda b, **kw: unions.append(whole(b, **kw)) or unions[-1])
     rng = np.random.default_rng(3)
     gs = []
     for _ in range(6):
@@ -121,6 +125,12 @@ def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
     assert u.edge_cap == size_class(int(np.sum(big.n_edges))) < 1 << 17 and int(u.n_edges) == int(np.sum(big.n_edges))
     res = jaxmatch.maximum_matching(batch)
     assert res.row_mate.shape == (6, 16) and res.status.shape == (6,)
+    if route == "union":   # runs of whole graphs, in order, at one set of capacities
+        assert len(unions) > 1 and len({(u.row_cap, u.col_cap, u.edge_cap) for u, _ in unions}) == 1
+        assert [int(o["n_edges"][-1]) for _, o in unions] == [int(x) for x in np.add.reduceat(
+            [int(g.n_edges) for g in gs], np.cumsum([0] + [len(o["n_edges"]) - 1 for _, o in unions])[:-1])]
+        assert max(int(o["n_edges"][-1]) for _, o in unions) <= unions[0][0].edge_cap
+    unions.clear()
     for g, rm, cm, card in zip(gs, np.asarray(res.row_mate), np.asarray(res.col_mate), np.asarray(res.cardinality)):
         nr, nc = int(g.n_rows), int(g.n_cols)
         assert card == int(np.sum(maximum_bipartite_matching(to_scipy(g), perm_type="column") >= 0))
@@ -139,6 +149,9 @@ def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
     fb = jaxmatch.stack(nets)
     res = jaxmatch.max_flow(fb, s, t)
     assert res.flow.shape == (5, 64) and res.source_side.shape == (5, 16)
+    if route == "union":
+        assert len(unions) > 1 and len({(u.vertex_cap, u.arc_cap) for u, _ in unions}) == 1
+        assert sum(len(o["n"]) - 1 for _, o in unions) == 5
     for i, net in enumerate(nets):
         n, m = int(net.n), int(net.n_arcs)
         assert int(res.flow_value[i]) == int(jaxmatch.max_flow(net, int(s[i]), int(t[i])).flow_value)

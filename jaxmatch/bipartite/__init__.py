@@ -30,7 +30,7 @@ from jaxmatch.bipartite import push_relabel as _pr
 from jaxmatch.bipartite import sharded as _sharded
 from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, check_type, next_pow2
-from jaxmatch.graph import BipartiteGraph, GraphInputError, disjoint_union, split_union
+from jaxmatch.graph import BipartiteGraph, GraphInputError, split_union
 from jaxmatch import graph as _graph
 from jaxmatch.shard import ShardedBipartiteGraph
 
@@ -210,8 +210,9 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
             :func:`jaxmatch.stack` under ``jax.vmap``, or eagerly (outside
             ``jit``): the result then has a leading batch axis, padded as
             under ``vmap``; on the GPU the batch runs as one jitted
-            ``vmap``, elsewhere its :func:`jaxmatch.disjoint_union` is
-            solved once, whose ``status`` and ``stats`` every graph gets
+            ``vmap``, elsewhere the :func:`jaxmatch.disjoint_union` of
+            runs of its graphs (:func:`jaxmatch.graph.solve_union`), each
+            run's ``status`` and ``stats`` for its graphs
             (:func:`jaxmatch.graph.batch_route`); or a
             :class:`jaxmatch.ShardedBipartiteGraph` (:func:`jaxmatch.shard`):
             its edges split over devices, solved with ``method="apfb"``,
@@ -359,21 +360,26 @@ def maximum_matching(g: BipartiteGraph, *, method: str = "pr", init: str | None 
 
 
 def _batch_matching(batch: BipartiteGraph, options: dict) -> MatchingResult:
-    """A batch, eagerly: on the GPU one jitted ``vmap``; elsewhere one solve of its disjoint union, read
-    back graph by graph and padded as under vmap (the faster route on each: experiments/RESULTS.md)."""
+    """A batch, eagerly: on the GPU one jitted ``vmap``; elsewhere its disjoint unions
+    (:func:`jaxmatch.graph.solve_union`), read back graph by graph and padded as under vmap (the faster
+    route on each: experiments/RESULTS.md)."""
     throw = options.pop("throw")
     if _graph.batch_route() == "vmap":
         return settle("maximum_matching", _vmapped(tuple(sorted(options.items())))(batch), throw)
-    union, off = disjoint_union(batch)
-    res = maximum_matching(union, **options, throw=throw)
-    rows = split_union(res.row_mate, off["n_rows"], batch.row_cap, -1)
-    cols = split_union(res.col_mate, off["n_cols"], batch.col_cap, -1)
-    rows = np.where(rows >= 0, rows - off["n_cols"][:-1, None], -1).astype(np.int32)
-    cols = np.where(cols >= 0, cols - off["n_rows"][:-1, None], -1).astype(np.int32)
-    count = rows.shape[0]
-    each = lambda x: jnp.full((count,), x)   # the union run's status and counters, for every graph
+    names = []
+
+    def one(run, union, off):   # one part's graphs (graph.solve_union)
+        res = maximum_matching(union, **options, throw=throw)
+        rows = split_union(res.row_mate, off["n_rows"], batch.row_cap, -1)
+        cols = split_union(res.col_mate, off["n_cols"], batch.col_cap, -1)
+        rows = np.where(rows >= 0, rows - off["n_cols"][:-1, None], -1).astype(np.int32)
+        cols = np.where(cols >= 0, cols - off["n_rows"][:-1, None], -1).astype(np.int32)
+        names[:] = res.stats   # the part's run's status and counters, for each of its graphs
+        return (rows, cols, *(np.full(len(rows), np.asarray(x)) for x in (res.status, *res.stats.values())))
+
+    rows, cols, status, *stats = _graph.solve_union(batch, one)
     return MatchingResult(jnp.asarray(rows), jnp.asarray(cols), jnp.sum(rows >= 0, axis=1, dtype=jnp.int32),
-                          each(res.status), {name: each(v) for name, v in res.stats.items()})
+                          jnp.asarray(status), dict(zip(names, map(jnp.asarray, stats))))
 
 
 @functools.lru_cache(maxsize=32)

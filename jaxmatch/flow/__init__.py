@@ -29,7 +29,7 @@ from jaxmatch.flow.matching import matching_from_flow, matching_network
 from jaxmatch.kernels import bfs_level as _bfs_level
 from jaxmatch._containers import LAYOUTS
 from jaxmatch._validate import INT32_MAX, batch_terminals, check_flag, check_not_batch, check_positive, check_type, next_pow2
-from jaxmatch.graph import FlowNetwork, GraphInputError, disjoint_union, split_union
+from jaxmatch.graph import FlowNetwork, GraphInputError, split_union
 from jaxmatch import graph as _graph
 
 __all__ = ["FlowResult", "CutResult", "max_flow", "min_cut", "matching_network", "matching_from_flow"]
@@ -253,25 +253,25 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
 
 
 def _batch_flow(batch: FlowNetwork, source, sink, options: dict) -> FlowResult:
-    """A batch, eagerly: on the GPU one jitted ``vmap``; elsewhere one solve of its disjoint union with
-    every network's source and sink, read back network by network and padded as under vmap (the faster
-    route on each: experiments/RESULTS.md)."""
-    count = int(np.shape(batch.n)[0])
+    """A batch, eagerly: on the GPU one jitted ``vmap``; elsewhere its disjoint unions with every network's
+    source and sink (:func:`jaxmatch.graph.solve_union`), read back network by network and padded as under
+    vmap (the faster route on each: experiments/RESULTS.md)."""
     ends = batch_terminals(source, sink, np.asarray(batch.n))
     throw = options.pop("throw")
     if _graph.batch_route() == "vmap":
         res = _vmapped(tuple(sorted(options.items())))(batch, ends[0].astype(np.int32), ends[1].astype(np.int32))
         return settle("max_flow", res, throw)
-    union, off = disjoint_union(batch)
-    res = max_flow(union, ends[0] + off["n"][:-1], ends[1] + off["n"][:-1], **options, throw=throw)
-    flow = split_union(res.flow, off["n_arcs"], batch.arc_cap, 0)
-    tail, head = np.asarray(batch.tail), np.asarray(batch.head)
-    s = ends[0][:, None]
-    value = (np.where(tail == s, flow, 0).sum(1) - np.where(head == s, flow, 0).sum(1)).astype(flow.dtype)
-    each = lambda x: jnp.full((count,), x)   # the union run's status and counters, for every network
-    return FlowResult(jnp.asarray(value), jnp.asarray(flow),
-                      jnp.asarray(split_union(res.source_side, off["n"], batch.vertex_cap, False)), each(res.status),
-                      {name: each(v) for name, v in res.stats.items()})
+    tail, head, names = np.asarray(batch.tail), np.asarray(batch.head), []
+    def one(run, union, off):   # one part's networks (graph.solve_union)
+        res = max_flow(union, ends[0][run] + off["n"][:-1], ends[1][run] + off["n"][:-1], **options, throw=throw)
+        flow, s = split_union(res.flow, off["n_arcs"], batch.arc_cap, 0), ends[0][run, None]
+        value = (np.where(tail[run] == s, flow, 0).sum(1) - np.where(head[run] == s, flow, 0).sum(1)).astype(flow.dtype)
+        names[:] = res.stats   # the part's run's status and counters, for each of its networks
+        each = [np.full(len(value), np.asarray(x)) for x in (res.status, *res.stats.values())]
+        return (value, flow, split_union(res.source_side, off["n"], batch.vertex_cap, False), *each)
+
+    value, flow, side, status, *stats = _graph.solve_union(batch, one)
+    return FlowResult(*map(jnp.asarray, (value, flow, side, status)), dict(zip(names, map(jnp.asarray, stats))))
 
 
 @functools.lru_cache(maxsize=32)
@@ -331,9 +331,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
             under ``vmap``, and ``source`` and ``sink`` are one id per
             network (an int or a ``[B]`` array); on the GPU the batch runs
             as one jitted ``vmap``, elsewhere its
-            :func:`jaxmatch.disjoint_union` is solved once with every
-            network's source and sink, whose ``status`` and ``stats`` every
-            network gets (:func:`jaxmatch.graph.batch_route`).
+            :func:`jaxmatch.disjoint_union` of runs of its networks with
+            their sources and sinks (:func:`jaxmatch.graph.solve_union`),
+            each run's ``status`` and ``stats`` for its networks.
         source: A vertex id, or a 1-D array of ids (several sources).
         sink: A vertex id, or a 1-D array of ids (several sinks), disjoint
             from ``source``.

@@ -37,6 +37,7 @@ from jaxmatch._ops import INT_MAX, claim_first, compact, expand, prefix, take
 
 SMALLEST_QUEUE = 256     # ladder of queue sizes: 256, 2048, 16384, ... up to the vertex capacity
 LADDER_FACTOR = 8
+TOP_FACTOR = 4          # slots of the rungs whose lanes are the whole width
 TILE = 32                # lanes per vertex of the tiled rungs (when no non-terminal row is longer)
 TILED_SLOTS = 2048       # the largest tiled rung
 ONE_RUNG = 4096          # capacities up to this many vertices: one rung, no unrolling (quick to compile)
@@ -70,8 +71,11 @@ def ladder(vertex_cap: int, arc_cap: int, width: int) -> tuple[Rung, ...]:
     while q < vertex_cap:
         if q <= TILED_SLOTS:
             tiled.append(Rung(q, q * TILE, TILE))
-        rest.append(Rung(q, min(width, max(q * ratio, 1024)), 0))
-        q *= LADDER_FACTOR
+        lanes = min(width, max(q * ratio, 1024))
+        rest.append(Rung(q, lanes, 0))
+        if lanes < width < q * ratio * LADDER_FACTOR and 2 * q < vertex_cap and 2 * lanes < width:
+            rest.append(Rung(2 * q, 2 * lanes, 0))   # a half-width rung below the width
+        q *= LADDER_FACTOR if lanes < width else TOP_FACTOR
     return tuple(tiled) + tuple(rest) + (Rung(vertex_cap, width, 0),)
 
 
