@@ -57,12 +57,16 @@ def ladder(vertex_cap: int, arc_cap: int, width: int) -> tuple[Rung, ...]:
     Tiled rungs of 256 and 2048 slots, each slot a tile of ``TILE`` lanes:
     no load-balancing pass, per-vertex reductions along the tile; usable
     while no queued row is longer than a tile. Then load-balanced rungs
-    (rows laid end to end, :func:`_lanes`) of 256, 2048, 16384, ... slots,
-    each with the slots times twice the mean residual degree of the
-    capacities (a power of two) lanes, at most ``width``, and a last one of
-    the whole capacity with ``width`` lanes (at least the longest row, so its
-    first vertex always fits). Capacities of at most ``ONE_RUNG`` vertices
-    get that last rung only (small problems, quick to compile).
+    (rows laid end to end, :func:`_lanes`) of 256, 2048, 16384, ... slots
+    (``LADDER_FACTOR`` apart), each with the slots times twice the mean
+    residual degree of the capacities (a power of two) lanes, at most
+    ``width``; where the next such rung would reach ``width``, one more of
+    twice the slots and lanes (the steps whose queue just misses a rung
+    then pay half the lanes, not all); past ``width`` the slots grow by
+    ``TOP_FACTOR``; and a last one of the whole capacity with ``width``
+    lanes (at least the longest row, so its first vertex always fits).
+    Capacities of at most ``ONE_RUNG`` vertices get that last rung only
+    (small problems, quick to compile).
     """
     if vertex_cap <= ONE_RUNG:
         return (Rung(vertex_cap, width, 0),)
