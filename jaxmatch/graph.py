@@ -441,11 +441,14 @@ def solve_union(batch, one):
 
     Args:
         batch: the stacked batch.
-        one: ``one(graphs, union, offsets)`` -> a tuple of NumPy arrays with a leading axis over
-            the part's graphs, ``graphs`` the part's ``slice`` of the batch.
+        one: ``one(graphs, union, offsets)`` -> ``(arrays, result)``: a tuple of NumPy arrays with
+            a leading axis over the part's graphs (``graphs``, the part's ``slice`` of the batch),
+            and the solver's result for the union, whose ``status`` and ``stats`` each of the
+            part's graphs gets.
 
     Returns:
-        ``one``'s arrays for the whole batch, the parts' joined along the first axis.
+        ``(arrays, status, stats)`` for the whole batch: ``one``'s arrays, the parts' joined along
+        the first axis, and each graph's status and dict of counters, ``[B]`` arrays.
     """
     b = jax.device_get(batch)
     fields = _SIZE_FIELDS[type(b)]
@@ -456,7 +459,9 @@ def solve_union(batch, one):
     totals = {f: max(int(np.sum(getattr(b, f)[r], dtype=np.int64)) for r in runs) for f in fields}
 
     def solve(run):
-        return one(run, *disjoint_union(jax.tree.map(lambda x: x[run], b), at_least=totals))
+        arrays, res = one(run, *disjoint_union(jax.tree.map(lambda x: x[run], b), at_least=totals))
+        each = lambda x: np.full(run.stop - run.start, np.asarray(x))  # noqa: E731
+        return arrays, each(res.status), {name: each(v) for name, v in res.stats.items()}
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if parts == 1 or cores == 1:
@@ -464,7 +469,9 @@ def solve_union(batch, one):
     else:
         with ThreadPoolExecutor(min(parts, cores)) as pool:
             outs = list(pool.map(solve, runs))
-    return tuple(np.concatenate(xs) for xs in zip(*outs))
+    arrays, status, stats = zip(*outs)
+    return (tuple(np.concatenate(xs) for xs in zip(*arrays)), np.concatenate(status),
+            {name: np.concatenate([st[name] for st in stats]) for name in stats[0]})
 
 
 def split_union(x, offsets, capacity: int, fill=0) -> np.ndarray:

@@ -366,7 +366,6 @@ def _batch_matching(batch: BipartiteGraph, options: dict) -> MatchingResult:
     throw = options.pop("throw")
     if _graph.batch_route() == "vmap":
         return settle("maximum_matching", _vmapped(tuple(sorted(options.items())))(batch), throw)
-    names = []
 
     def one(run, union, off):   # one part's graphs (graph.solve_union)
         res = maximum_matching(union, **options, throw=throw)
@@ -374,12 +373,11 @@ def _batch_matching(batch: BipartiteGraph, options: dict) -> MatchingResult:
         cols = split_union(res.col_mate, off["n_cols"], batch.col_cap, -1)
         rows = np.where(rows >= 0, rows - off["n_cols"][:-1, None], -1).astype(np.int32)
         cols = np.where(cols >= 0, cols - off["n_rows"][:-1, None], -1).astype(np.int32)
-        names[:] = res.stats   # the part's run's status and counters, for each of its graphs
-        return (rows, cols, *(np.full(len(rows), np.asarray(x)) for x in (res.status, *res.stats.values())))
+        return (rows, cols), res
 
-    rows, cols, status, *stats = _graph.solve_union(batch, one)
+    (rows, cols), status, stats = _graph.solve_union(batch, one)
     return MatchingResult(jnp.asarray(rows), jnp.asarray(cols), jnp.sum(rows >= 0, axis=1, dtype=jnp.int32),
-                          jnp.asarray(status), dict(zip(names, map(jnp.asarray, stats))))
+                          jnp.asarray(status), {k: jnp.asarray(v) for k, v in stats.items()})
 
 
 @functools.lru_cache(maxsize=32)

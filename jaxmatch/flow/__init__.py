@@ -261,17 +261,16 @@ def _batch_flow(batch: FlowNetwork, source, sink, options: dict) -> FlowResult:
     if _graph.batch_route() == "vmap":
         res = _vmapped(tuple(sorted(options.items())))(batch, ends[0].astype(np.int32), ends[1].astype(np.int32))
         return settle("max_flow", res, throw)
-    tail, head, names = np.asarray(batch.tail), np.asarray(batch.head), []
+    tail, head = np.asarray(batch.tail), np.asarray(batch.head)
+
     def one(run, union, off):   # one part's networks (graph.solve_union)
         res = max_flow(union, ends[0][run] + off["n"][:-1], ends[1][run] + off["n"][:-1], **options, throw=throw)
         flow, s = split_union(res.flow, off["n_arcs"], batch.arc_cap, 0), ends[0][run, None]
         value = (np.where(tail[run] == s, flow, 0).sum(1) - np.where(head[run] == s, flow, 0).sum(1)).astype(flow.dtype)
-        names[:] = res.stats   # the part's run's status and counters, for each of its networks
-        each = [np.full(len(value), np.asarray(x)) for x in (res.status, *res.stats.values())]
-        return (value, flow, split_union(res.source_side, off["n"], batch.vertex_cap, False), *each)
+        return (value, flow, split_union(res.source_side, off["n"], batch.vertex_cap, False)), res
 
-    value, flow, side, status, *stats = _graph.solve_union(batch, one)
-    return FlowResult(*map(jnp.asarray, (value, flow, side, status)), dict(zip(names, map(jnp.asarray, stats))))
+    (value, flow, side), status, stats = _graph.solve_union(batch, one)
+    return FlowResult(*map(jnp.asarray, (value, flow, side, status)), {k: jnp.asarray(v) for k, v in stats.items()})
 
 
 @functools.lru_cache(maxsize=32)
