@@ -13,12 +13,14 @@ capacities over the graphs.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._csr import _argsort, _batched_csr, _csr, _i32, _sort, _transpose_order
-from jaxmatch._ops import device
+from jaxmatch._csr import CSR, _argsort, _batched_csr, _csr, _i32, _indptr, _padded, _sort, _transpose_order
+from jaxmatch._ops import cores, device
 from jaxmatch._validate import (GraphInputError, _capacity, _count, _float_dtype, _ids, _in_range, _size,
                                 _values)
 
@@ -315,6 +317,40 @@ def _residual_sorted(t, h, arc, g, first, vc: int, ac: int, layout: str):
     return order, gs, src, dst, forward, arcs
 
 
+BUILD_RUN = 1 << 20   # the most arcs of a batch whose residual rows are built at once (below)
+
+
+def _runs(first: np.ndarray, size: int):
+    """``(b0, b1)`` ranges of consecutive graphs, each with at most ``size`` edges (or one graph);
+    ``first``: where each graph's edges start, and the end."""
+    b0, count = 0, first.size - 1
+    while b0 < count:
+        b1 = max(b0 + 1, int(np.searchsorted(first, first[b0] + size, "right")) - 1)
+        yield b0, min(b1, count)
+        b0 = b1
+
+
+def _residual_rows(t, h, g, m, first, b0: int, b1: int, vc: int, ac: int, layout: str, out: dict) -> None:
+    """Networks b0..b1's rows of the batch's residual arrays, written into ``out``'s arrays.
+
+    The batch's build takes its networks in runs of at most ``BUILD_RUN`` arcs: each run's
+    temporaries are a few MB, which the allocator hands back to the next run, where one pass over
+    the whole batch touches fresh memory for every temporary (experiments/RESULTS.md, session 51)."""
+    lo, hi = int(first[b0]), int(first[b1])
+    ms, fl, total = m[b0:b1], first[b0:b1 + 1] - lo, hi - lo
+    ids = np.arange(total) - np.repeat(fl[:-1], ms)   # arc ids local to each network (g is sorted)
+    order, eg, src, dst, fwd, arc = _residual_sorted(t[lo:hi], h[lo:hi], ids, g[lo:hi] - b0, fl, vc, ac, layout)
+    # in sorted order the entries run network by network, 2 m[b] of them each, filling each network's
+    # slots in order (_padded)
+    local = np.empty(2 * total, np.int32)   # each entry's position in its network's residual arrays
+    local[order] = np.arange(2 * total) - np.repeat(2 * fl[:-1], 2 * ms)
+    rows, w, ms2 = slice(b0, b1), 2 * ac, 2 * ms
+    _padded(local[(order + total) % max(2 * total, 1)], ms2, w, np.arange(w), np.int32, out=out["rev"][rows])
+    for name, x, fill in (("src", src, vc), ("dst", dst, vc), ("arc", arc, ac), ("fwd", fwd, False)):
+        _padded(x, ms2, w, fill, None, out=out[name][rows])
+    _indptr(eg, src, b1 - b0, vc, out=out["indptr"][rows])
+
+
 def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     """:meth:`FlowNetwork.from_edges` with ``graph_index``: the stacked batch in one pass."""
     t, h, g = _ids(tail, "tail"), _ids(head, "head"), _ids(graph_index, "graph_index")
@@ -339,24 +375,16 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
     ac = _capacity(int(m.max()), caps[1], "arc_capacity")
     _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
-    total = t.size
-    ids = np.arange(total) - np.repeat(first[:-1], m)   # arc ids local to each network (g is sorted)
-    order, eg, src, dst, fwd, arc = _residual_sorted(t, h, ids, g, first, vc, ac, layout)
-    # in sorted order the entries run network by network, 2 m[b] of them each: boolean masks of each
-    # network's slots, filled row-major, take them in that order
-    local = np.empty(2 * total, np.int32)   # each entry's position in its network's residual arrays
-    local[order] = np.arange(2 * total) - np.repeat(2 * first[:-1], 2 * m)
-    slots = np.arange(2 * ac)[None, :] < 2 * m[:, None]
-    rev = np.tile(np.arange(2 * ac, dtype=np.int32), (count, 1))
-    rev[slots] = local[(order + total) % max(2 * total, 1)]   # the place of each entry's partner
-    res = _batched_csr(eg, src, dst, count, vc, vc, 2 * ac)
-    res_arc = np.full((count, 2 * ac), ac, np.int32)
-    res_arc[slots] = arc
-    res_fwd = np.zeros((count, 2 * ac), bool)
-    res_fwd[slots] = fwd
-    arcs = np.arange(ac)[None, :] < m[:, None]
-    tt, hh, cc = np.full((count, ac), vc, np.int32), np.full((count, ac), vc, np.int32), np.zeros((count, ac), cdt)
-    tt[arcs], hh[arcs], cc[arcs] = t, h, c
+    w = 2 * ac
+    out = dict(indptr=np.empty((count, vc + 1), np.int32), src=np.empty((count, w), np.int32),
+               dst=np.empty((count, w), np.int32), arc=np.empty((count, w), np.int32),
+               fwd=np.empty((count, w), bool), rev=np.empty((count, w), np.int32))
+    with ThreadPoolExecutor(cores()) as pool:   # NumPy's passes let go of the GIL: the runs overlap
+        list(pool.map(lambda r: _residual_rows(t, h, g, m, first, *r, vc, ac, layout, out), _runs(first, BUILD_RUN)))
+    res = CSR(device(out["indptr"]), device(out["dst"]), device(out["src"]), None)
+    res_arc, res_fwd, rev = out["arc"], out["fwd"], out["rev"]
+    tt, hh = _padded(t, m, ac, vc, np.int32), _padded(h, m, ac, vc, np.int32)
+    cc = _padded(c, m, ac, 0, cdt, copy=True)
     return dict(tail=device(tt), head=device(hh), cap=device(cc), res=res, res_arc=_i32(res_arc),
                 res_forward=device(res_fwd), res_rev=_i32(rev), n=_i32(nv), n_arcs=_i32(m),
                 vertex_cap=vc, arc_cap=ac, layout=layout)

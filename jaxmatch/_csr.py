@@ -150,20 +150,38 @@ def _transpose_order(r: np.ndarray, c: np.ndarray, nr: int, nc: int) -> np.ndarr
     return order
 
 
+def _padded(values, counts, width: int, fill, dtype, copy: bool = False, out=None) -> np.ndarray:
+    """The ``[len(counts), width]`` array whose row b holds the next ``counts[b]`` of ``values`` (in
+    their order), then ``fill`` (a value, or a ``[width]`` array: one per slot), written into ``out``
+    where given. Where every row is full, ``values`` reshaped: no mask, and without ``out`` no new
+    array (a view of ``values`` unless ``copy`` or a new dtype)."""
+    full = counts.size and int(counts.min()) == width
+    if out is None:
+        if full:
+            return (np.array(values, dtype) if copy else np.asarray(values, dtype)).reshape(counts.size, width)
+        out = np.empty((counts.size, width), dtype)
+    if full:
+        out[...] = np.reshape(values, out.shape)
+    else:
+        out[...] = fill
+        out[np.arange(width)[None, :] < counts[:, None]] = values
+    return out
+
+
+def _indptr(g, src, count: int, n_cap: int, out=None) -> np.ndarray:
+    """The ``[count, n_cap + 1]`` int32 row pointers of graphs' entries sorted by (g, src)."""
+    out = np.zeros((count, n_cap + 1), np.int32) if out is None else out
+    out[:, 0] = 0
+    np.cumsum(np.bincount(g * np.int64(n_cap) + src, minlength=count * n_cap).reshape(count, n_cap), axis=1,
+              out=out[:, 1:])
+    return out
+
+
 def _batched_csr(g, src, dst, count: int, n_cap: int, dst_cap: int, e_cap: int, weights=None, wdtype=None) -> CSR:
     """The CSRs of ``count`` graphs stacked ([count, ...] arrays): entry k of graph ``g[k]`` is
     ``src[k] -> dst[k]`` (of weight ``weights[k]``), the entries sorted by (g, src, dst)."""
-    # the slots in use: filled row-major by a boolean mask, they take the entries in their own order
-    keep = np.arange(e_cap)[None, :] < np.bincount(g, minlength=count)[:, None]
-    indptr = np.zeros((count, n_cap + 1), np.int32)
-    np.cumsum(np.bincount(g * np.int64(n_cap) + src, minlength=count * n_cap).reshape(count, n_cap), axis=1,
-              out=indptr[:, 1:])
-    s = np.full((count, e_cap), n_cap, np.int32)
-    d = np.full((count, e_cap), dst_cap, np.int32)
-    s[keep], d[keep] = src, dst
-    w = None
-    if weights is not None:
-        w = np.zeros((count, e_cap), wdtype)
-        w[keep] = weights
-        w = device(w)
+    counts = np.bincount(g, minlength=count)
+    indptr = _indptr(g, src, count, n_cap)
+    s, d = _padded(src, counts, e_cap, n_cap, np.int32), _padded(dst, counts, e_cap, dst_cap, np.int32)
+    w = None if weights is None else device(_padded(weights, counts, e_cap, 0, wdtype))
     return CSR(device(indptr), device(d), device(s), w)

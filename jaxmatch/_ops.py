@@ -6,6 +6,8 @@ read a fill value instead of being clamped, and scatters use ``mode="drop"``.
 """
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -30,6 +32,11 @@ def device(x, dtype=None) -> jax.Array:
     """A host value as a device array, compiling nothing (``jnp.asarray`` of a NumPy array compiles a
     small program per shape in some JAX versions: 10-20 ms for each new graph size)."""
     return jax.device_put(np.asarray(x, dtype))
+
+
+def cores() -> int:
+    """The CPU cores this process may run on (host work split over threads)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 HOST_TRIM_MAX = 1 << 16

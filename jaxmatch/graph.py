@@ -44,7 +44,6 @@ Input rules (checked by the constructors, on the host, before anything is traced
 from __future__ import annotations
 
 import functools
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import jax
@@ -52,7 +51,7 @@ import numpy as np
 
 from jaxmatch._containers import GRAPH_TYPES, BipartiteGraph, FlowNetwork, Graph, _size_leaf
 from jaxmatch._csr import CSR, _csr, _i32
-from jaxmatch._ops import device, is_traced
+from jaxmatch._ops import cores, device, is_traced
 from jaxmatch._sparse import _from_scipy
 from jaxmatch._validate import GraphInputError, _count, next_pow2, size_class
 
@@ -463,11 +462,10 @@ def solve_union(batch, one):
         each = lambda x: np.full(run.stop - run.start, np.asarray(x))  # noqa: E731
         return arrays, each(res.status), {name: each(v) for name, v in res.stats.items()}
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if parts == 1 or cores == 1:
+    if parts == 1 or cores() == 1:
         outs = [solve(r) for r in runs]
     else:
-        with ThreadPoolExecutor(min(parts, cores)) as pool:
+        with ThreadPoolExecutor(min(parts, cores())) as pool:
             outs = list(pool.map(solve, runs))
     arrays, status, stats = zip(*outs)
     return (tuple(np.concatenate(xs) for xs in zip(*arrays)), np.concatenate(status),

@@ -283,6 +283,26 @@ def _same_batch(a, b):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
+@pytest.mark.parametrize("layout", ["bcsr", "rcsr"])
+def test_flow_batch_built_in_runs_equals_one_run(monkeypatch, layout):
+    """The flow batch's residual rows built in runs of a few arcs (several networks a run, a network
+    longer than a run alone, empty networks; on threads) equal the build in one run, and that equals
+    stacking the networks built one by one."""
+    rng = np.random.default_rng(11)
+    n, m = rng.integers(2, 9, 12), rng.integers(0, 14, 12)
+    m[[3, 7]] = 0
+    gid = np.repeat(np.arange(12), m)
+    t = np.array([rng.integers(0, n[i]) for i in gid], np.int64)
+    h = (t + np.array([rng.integers(1, n[i]) for i in gid], np.int64)) % n[gid]
+    cap = rng.integers(0, 20, gid.size)
+    whole = FlowNetwork.from_edges(t, h, cap, n, graph_index=gid, layout=layout)
+    monkeypatch.setattr(jaxmatch._build, "BUILD_RUN", 5)
+    _same_batch(FlowNetwork.from_edges(t, h, cap, n, graph_index=gid, layout=layout), whole)
+    solo = [FlowNetwork.from_edges(t[gid == i], h[gid == i], cap[gid == i], int(n[i]), layout=layout,
+                                   vertex_capacity=whole.vertex_cap, arc_capacity=whole.arc_cap) for i in range(12)]
+    _same_batch(stack(solo), whole)
+
+
 def test_bipartite_batch_from_edges_equals_stack():
     """from_edges(graph_index=...) in one pass equals stacking the graphs built one by one, padded
     with jnp.stack (random sizes, empty graphs, repeated edges merged, edges in any order, explicit
