@@ -426,7 +426,7 @@ _SIZE_FIELDS = {BipartiteGraph: ("n_rows", "n_cols", "n_edges"), Graph: ("n", "n
                 FlowNetwork: ("n", "n_arcs")}
 
 
-UNION_PART = 1 << 22   # a union's edges or arcs per part (solve_union)
+UNION_PART = 1 << 18   # a union's edges or arcs per part (solve_union; the measured best, RESULTS session 51)
 
 
 def solve_union(batch, one):
@@ -436,7 +436,9 @@ def solve_union(batch, one):
     edges, or arcs, of the whole batch; so the parts depend on the data only, not on the machine),
     each run's :func:`disjoint_union` at the capacities of the largest (one compiled program), and
     the parts are solved on as many threads as the process has CPU cores: XLA's CPU loops run
-    mostly on one core each (the speed-up: experiments/RESULTS.md, session 50).
+    mostly on one core each (the speed-up: experiments/RESULTS.md, session 50). Small unions are
+    solved faster per graph too (their steps stop with their own slowest graph, and their arrays
+    stay in cache).
 
     Args:
         batch: the stacked batch.
