@@ -203,29 +203,57 @@ def _bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicate
     if (count - 1).bit_length() + br + bc > 62:
         raise GraphInputError("the batch's graphs times rows times columns must stay below 2**62")
     kt = np.int32 if (count - 1).bit_length() + br + bc <= 31 else np.int64   # int32 keys: half the traffic
-    keys, wdt = (g.astype(kt) << (br + bc)) | (r.astype(kt) << bc) | c.astype(kt), None
-    if w is None:
-        keys = _sorted_unique(keys, duplicates, "edge (row, col) of a graph")
-    else:   # the weights ride along: an argsort, repeats summed
-        keys, inv = _merge(keys, duplicates, "edge (row, col) of a graph")
-        wdt = _float_dtype()
-        w = _summed(w, inv, keys.size, wdt)
-    g, r, c = keys >> (br + bc), (keys >> bc) & ((1 << br) - 1), keys & ((1 << bc) - 1)
-    m = np.bincount(g, minlength=count)
-    _count(int(m.max()), "number of edges")
-    rc = _capacity(int(nr.max()), caps[0], "row_capacity")
-    cc = _capacity(int(nc.max()), caps[1], "col_capacity")
-    ec = _capacity(int(m.max()), caps[2], "edge_capacity")
-    t = (g << (br + bc)) | (c << br) | r   # the same edges by (graph, col, row)
-    wt = None
-    if w is None:
-        t = _sort(t)   # nothing rides along
-    else:
-        o = _argsort(t)
-        t, wt = t[o], w[o]
-    gt, ct, rt = t >> (br + bc), (t >> br) & ((1 << bc) - 1), t & ((1 << br) - 1)
-    return dict(by_col=_batched_csr(gt, ct, rt, count, cc, rc, ec, wt, wdt),
-                by_row=_batched_csr(g, r, c, count, rc, cc, ec, w, wdt),
+    wdt = None if w is None else _float_dtype()
+    if g.size > 1 and not bool(np.all(g[1:] >= g[:-1])):
+        by_graph = _argsort(g)   # each graph's edges together, for the runs below
+        r, c, g, w = r[by_graph], c[by_graph], g[by_graph], None if w is None else w[by_graph]
+    first = np.concatenate([[0], np.cumsum(np.bincount(g, minlength=count))])
+    runs = list(_runs(first, BUILD_RUN))   # graphs in runs, each on its own (as _residual_rows)
+    what = "edge (row, col) of a graph"
+
+    def distinct(b0, b1):   # a run's distinct edges, keys (graph in the run, row, col), weights summed
+        lo, hi = first[b0], first[b1]
+        keys = ((g[lo:hi] - b0).astype(kt) << (br + bc)) | (r[lo:hi].astype(kt) << bc) | c[lo:hi].astype(kt)
+        if w is None:
+            return _sorted_unique(keys, "merge", what), None
+        keys, inv = _merge(keys, "merge", what)
+        return keys, _summed(w[lo:hi], inv, keys.size, wdt)
+
+    with ThreadPoolExecutor(cores()) as pool:
+        parts = list(pool.map(lambda run: distinct(*run), runs))
+        if duplicates == "error" and sum(k.size for k, _ in parts) < g.size:   # name the first repeat
+            _sorted_unique((_ids(graph_index, "graph_index") << (br + bc)) | (_ids(rows, "rows") << bc)
+                           | _ids(cols, "cols"), "error", what)
+        m = np.concatenate([np.bincount(k >> (br + bc), minlength=b1 - b0) for (k, _), (b0, b1) in zip(parts, runs)])
+        _count(int(m.max()), "number of edges")
+        rc = _capacity(int(nr.max()), caps[0], "row_capacity")
+        cc = _capacity(int(nc.max()), caps[1], "col_capacity")
+        ec = _capacity(int(m.max()), caps[2], "edge_capacity")
+        out = {side: (np.empty((count, n + 1), np.int32), np.empty((count, ec), np.int32),
+                      np.empty((count, ec), np.int32), None if w is None else np.empty((count, ec), wdt))
+               for side, n in (("row", rc), ("col", cc))}
+
+        def fill(run, part):   # the run's rows of both CSRs
+            (b0, b1), (keys, wk) = run, part
+            gl, rl, cl = keys >> (br + bc), (keys >> bc) & ((1 << br) - 1), keys & ((1 << bc) - 1)
+            t = (gl << (br + bc)) | (cl << br) | rl   # the same edges by (graph, col, row)
+            if w is None:
+                t, wt = _sort(t), None   # nothing rides along
+            else:
+                o = _argsort(t)
+                t, wt = t[o], wk[o]
+            gt, ct, rt = t >> (br + bc), (t >> br) & ((1 << bc) - 1), t & ((1 << br) - 1)
+            for side, gg, src, dst, ww, n_src, n_dst in (("row", gl, rl, cl, wk, rc, cc),
+                                                         ("col", gt, ct, rt, wt, cc, rc)):
+                indptr, d, sr, wo = (x[b0:b1] if x is not None else None for x in out[side])
+                _indptr(gg, src, b1 - b0, n_src, out=indptr)
+                _padded(dst, m[b0:b1], ec, n_dst, None, out=d)
+                _padded(src, m[b0:b1], ec, n_src, None, out=sr)
+                if ww is not None:
+                    _padded(ww, m[b0:b1], ec, 0, None, out=wo)
+        list(pool.map(fill, runs, parts))
+    csr = lambda side: CSR(*(None if x is None else device(x) for x in out[side]))  # noqa: E731
+    return dict(by_col=csr("col"), by_row=csr("row"),
                 n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m), row_cap=rc, col_cap=cc, edge_cap=ec)
 
 

@@ -303,10 +303,15 @@ def test_flow_batch_built_in_runs_equals_one_run(monkeypatch, layout):
     _same_batch(stack(solo), whole)
 
 
-def test_bipartite_batch_from_edges_equals_stack():
+@pytest.mark.parametrize("run", [None, 7])
+def test_bipartite_batch_from_edges_equals_stack(monkeypatch, run):
     """from_edges(graph_index=...) in one pass equals stacking the graphs built one by one, padded
     with jnp.stack (random sizes, empty graphs, repeated edges merged, edges in any order, explicit
-    capacities); stack itself takes the one-pass route and gives the same."""
+    capacities, weights summed over repeats); stack itself takes the one-pass route and gives the
+    same. Also with the batch's graphs built in runs of a few edges (``run``), where a repeated edge
+    under duplicates='error' is still named by its position in the input."""
+    if run is not None:
+        monkeypatch.setattr(jaxmatch._build, "BUILD_RUN", run)
     rng = np.random.default_rng(3)
     sizes = [(int(a), int(b)) for a, b in rng.integers(0, 12, (25, 2))] + [(0, 0), (3, 0), (1, 1)]
     rows, cols, gid, solo = [], [], [], []
@@ -324,6 +329,14 @@ def test_bipartite_batch_from_edges_equals_stack():
         want.update(caps)
         _same_batch(batch, jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[g.with_capacity(**want) for g in solo]))
     _same_batch(stack(solo), BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, graph_index=gid))
+    w = rng.integers(1, 5, rows.size).astype(float)
+    heavy = [BipartiteGraph.from_edges(rows[gid == i], cols[gid == i], nr, nc, weights=w[gid == i])
+             for i, (nr, nc) in enumerate(sizes)]
+    _same_batch(stack(heavy), BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, weights=w, graph_index=gid))
+    edges = list(zip(gid.tolist(), rows.tolist(), cols.tolist()))
+    first = min(i for i, e in enumerate(edges) if edges.count(e) > 1)   # the first edge that has a repeat
+    with pytest.raises(GraphInputError, match=f"duplicate .* at position {first} "):
+        BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, graph_index=gid, duplicates="error")
 
 
 @pytest.mark.parametrize("kw, match", [
