@@ -318,7 +318,10 @@ def _stable(row, rng, B, args):
     from jaxmatch.certify import check_stable
     from jaxmatch.stable import Preferences
     n = args.side
-    men, women = rng.random((B, n, n)).argsort(axis=2), rng.random((B, n, n)).argsort(axis=2)
+    men, women = np.empty((B, n, n), np.int32), np.empty((B, n, n), np.int32)   # int32, in parts: 10^5 fit 24 GB
+    for lo in range(0, B, 10_000):
+        for x in (men, women):
+            x[lo:lo + 10_000] = rng.random((min(10_000, B - lo), n, n)).argsort(axis=2)
     name, pair_ranks, gale_shapley, _, _ = make_peer()
     k = min(B, args.peer_graphs)
     ptr = np.arange(0, n * n + 1, n)

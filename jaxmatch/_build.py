@@ -19,7 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._csr import CSR, _argsort, _batched_csr, _csr, _i32, _indptr, _padded, _sort, _transpose_order
+from jaxmatch._csr import (_argsort, _csr, _csr_rows, _device_csr, _fill_csr_rows, _i32, _padded, _sort,
+                           _transpose_order)
 from jaxmatch._ops import cores, device
 from jaxmatch._validate import (GraphInputError, _capacity, _count, _float_dtype, _ids, _in_range, _size,
                                 _values)
@@ -204,56 +205,45 @@ def _bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicate
         raise GraphInputError("the batch's graphs times rows times columns must stay below 2**62")
     kt = np.int32 if (count - 1).bit_length() + br + bc <= 31 else np.int64   # int32 keys: half the traffic
     wdt = None if w is None else _float_dtype()
-    if g.size > 1 and not bool(np.all(g[1:] >= g[:-1])):
-        by_graph = _argsort(g)   # each graph's edges together, for the runs below
-        r, c, g, w = r[by_graph], c[by_graph], g[by_graph], None if w is None else w[by_graph]
+    g, r, c, w = _graph_sorted(g, r, c, w)
     first = np.concatenate([[0], np.cumsum(np.bincount(g, minlength=count))])
     runs = list(_runs(first, BUILD_RUN))   # graphs in runs, each on its own (as _residual_rows)
     what = "edge (row, col) of a graph"
 
-    def distinct(b0, b1):   # a run's distinct edges, keys (graph in the run, row, col), weights summed
-        lo, hi = first[b0], first[b1]
+    def distinct(run):   # a run's distinct edges, keys (graph in the run, row, col), weights summed
+        (b0, b1), lo, hi = run, first[run[0]], first[run[1]]
         keys = ((g[lo:hi] - b0).astype(kt) << (br + bc)) | (r[lo:hi].astype(kt) << bc) | c[lo:hi].astype(kt)
         if w is None:
             return _sorted_unique(keys, "merge", what), None
         keys, inv = _merge(keys, "merge", what)
         return keys, _summed(w[lo:hi], inv, keys.size, wdt)
 
-    with ThreadPoolExecutor(cores()) as pool:
-        parts = list(pool.map(lambda run: distinct(*run), runs))
-        if duplicates == "error" and sum(k.size for k, _ in parts) < g.size:   # name the first repeat
-            _sorted_unique((_ids(graph_index, "graph_index") << (br + bc)) | (_ids(rows, "rows") << bc)
-                           | _ids(cols, "cols"), "error", what)
-        m = np.concatenate([np.bincount(k >> (br + bc), minlength=b1 - b0) for (k, _), (b0, b1) in zip(parts, runs)])
-        _count(int(m.max()), "number of edges")
-        rc = _capacity(int(nr.max()), caps[0], "row_capacity")
-        cc = _capacity(int(nc.max()), caps[1], "col_capacity")
-        ec = _capacity(int(m.max()), caps[2], "edge_capacity")
-        out = {side: (np.empty((count, n + 1), np.int32), np.empty((count, ec), np.int32),
-                      np.empty((count, ec), np.int32), None if w is None else np.empty((count, ec), wdt))
-               for side, n in (("row", rc), ("col", cc))}
+    parts = _each_run(distinct, runs)
+    if duplicates == "error" and sum(k.size for k, _ in parts) < g.size:   # name the first repeat
+        _sorted_unique((_ids(graph_index, "graph_index") << (br + bc)) | (_ids(rows, "rows") << bc)
+                       | _ids(cols, "cols"), "error", what)
+    m = np.concatenate([np.bincount(k >> (br + bc), minlength=b1 - b0) for (k, _), (b0, b1) in zip(parts, runs)])
+    _count(int(m.max()), "number of edges")
+    rc = _capacity(int(nr.max()), caps[0], "row_capacity")
+    cc = _capacity(int(nc.max()), caps[1], "col_capacity")
+    ec = _capacity(int(m.max()), caps[2], "edge_capacity")
+    out = {side: _csr_rows(count, n, ec, None if w is None else wdt) for side, n in (("row", rc), ("col", cc))}
 
-        def fill(run, part):   # the run's rows of both CSRs
-            (b0, b1), (keys, wk) = run, part
-            gl, rl, cl = keys >> (br + bc), (keys >> bc) & ((1 << br) - 1), keys & ((1 << bc) - 1)
-            t = (gl << (br + bc)) | (cl << br) | rl   # the same edges by (graph, col, row)
-            if w is None:
-                t, wt = _sort(t), None   # nothing rides along
-            else:
-                o = _argsort(t)
-                t, wt = t[o], wk[o]
-            gt, ct, rt = t >> (br + bc), (t >> br) & ((1 << bc) - 1), t & ((1 << br) - 1)
-            for side, gg, src, dst, ww, n_src, n_dst in (("row", gl, rl, cl, wk, rc, cc),
-                                                         ("col", gt, ct, rt, wt, cc, rc)):
-                indptr, d, sr, wo = (x[b0:b1] if x is not None else None for x in out[side])
-                _indptr(gg, src, b1 - b0, n_src, out=indptr)
-                _padded(dst, m[b0:b1], ec, n_dst, None, out=d)
-                _padded(src, m[b0:b1], ec, n_src, None, out=sr)
-                if ww is not None:
-                    _padded(ww, m[b0:b1], ec, 0, None, out=wo)
-        list(pool.map(fill, runs, parts))
-    csr = lambda side: CSR(*(None if x is None else device(x) for x in out[side]))  # noqa: E731
-    return dict(by_col=csr("col"), by_row=csr("row"),
+    def fill(run, part):   # the run's rows of both CSRs
+        (b0, b1), (keys, wk) = run, part
+        gl, rl, cl = keys >> (br + bc), (keys >> bc) & ((1 << br) - 1), keys & ((1 << bc) - 1)
+        t = (gl << (br + bc)) | (cl << br) | rl   # the same edges by (graph, col, row)
+        if w is None:
+            t, wt = _sort(t), None   # nothing rides along
+        else:
+            o = _argsort(t)
+            t, wt = t[o], wk[o]
+        gt, ct, rt = t >> (br + bc), (t >> br) & ((1 << bc) - 1), t & ((1 << br) - 1)
+        _fill_csr_rows(out["row"], b0, b1, gl, rl, cl, wk, m[b0:b1], rc, cc)
+        _fill_csr_rows(out["col"], b0, b1, gt, ct, rt, wt, m[b0:b1], cc, rc)
+
+    _each_run(fill, runs, parts)
+    return dict(by_col=_device_csr(out["col"]), by_row=_device_csr(out["row"]),
                 n_rows=_i32(nr), n_cols=_i32(nc), n_edges=_i32(m), row_cap=rc, col_cap=cc, edge_cap=ec)
 
 
@@ -268,9 +258,9 @@ def _local_ids(ids, g, sizes, name: str, size_name: str) -> None:
                               f"{int(g[i])}'s {size_name}")
 
 
-def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
+def _graph_batch(u_in, v_in, weights, n, graph_index, duplicates, caps):
     """:meth:`Graph.from_edges` with ``graph_index``: the stacked batch in one pass."""
-    u, v, g = _ids(u, "u"), _ids(v, "v"), _ids(graph_index, "graph_index")
+    u, v, g = _ids(u_in, "u"), _ids(v_in, "v"), _ids(graph_index, "graph_index")
     if not u.shape == v.shape == g.shape:
         raise GraphInputError(f"u, v and graph_index must have the same length, got {u.size}, {v.size} and {g.size}")
     nv = _sizes(n, None, "n")
@@ -283,26 +273,48 @@ def _graph_batch(u, v, weights, n, graph_index, duplicates, caps):
     b = (max(int(nv.max()), 1) - 1).bit_length()
     if (count - 1).bit_length() + 2 * b > 62:
         raise GraphInputError("the batch's graphs times vertices squared must stay below 2**62")
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
-    keys, inv = _merge((g << 2 * b) | (lo << b) | hi, duplicates, "edge {u, v} of a graph")
-    w = np.bincount(inv, weights=w, minlength=keys.size)
-    with np.errstate(over="ignore"):
-        w, w64 = w.astype(wdt), w
-    big = np.flatnonzero(~np.isfinite(w))
-    if big.size:
-        raise GraphInputError(f"weight {float(w64[big[0]]):.4g} of an edge does not fit {wdt}; scale the weights "
-                              "or enable 64-bit mode (jax.config.update('jax_enable_x64', True))")
-    g, lo, hi = keys >> 2 * b, (keys >> b) & ((1 << b) - 1), keys & ((1 << b) - 1)
-    off = lo != hi
-    eg, src, dst, ww = (np.concatenate([x, y[off]]) for x, y in ((g, g), (lo, hi), (hi, lo), (w, w)))
-    o = _argsort((eg << 2 * b) | (src << b) | dst)
-    m, ne = np.bincount(g, minlength=count), np.bincount(eg, minlength=count)
+    g, u, v, w = _graph_sorted(g, u, v, w)
+    first = np.concatenate([[0], np.cumsum(np.bincount(g, minlength=count))])
+    runs = list(_runs(first, BUILD_RUN))   # graphs in runs, each on its own (as _residual_rows)
+    what = "edge {u, v} of a graph"
+
+    def distinct(run):   # a run's distinct edges, keys (graph in the run, lower id, higher id), weights summed
+        (b0, b1), lo, hi = run, first[run[0]], first[run[1]]
+        a, c = u[lo:hi], v[lo:hi]
+        keys, inv = _merge(((g[lo:hi] - b0) << 2 * b) | (np.minimum(a, c) << b) | np.maximum(a, c), "sum", what)
+        ws = np.bincount(inv, weights=w[lo:hi], minlength=keys.size)
+        with np.errstate(over="ignore"):
+            wk = ws.astype(wdt)
+        big = np.flatnonzero(~np.isfinite(wk))
+        if big.size:
+            raise GraphInputError(f"weight {float(ws[big[0]]):.4g} of an edge does not fit {wdt}; scale the weights "
+                                  "or enable 64-bit mode (jax.config.update('jax_enable_x64', True))")
+        return keys, wk
+
+    parts = _each_run(distinct, runs)
+    if duplicates == "error" and sum(k.size for k, _ in parts) < g.size:   # name the first repeat
+        a, c = _ids(u_in, "u"), _ids(v_in, "v")
+        _merge((_ids(graph_index, "graph_index") << 2 * b) | (np.minimum(a, c) << b) | np.maximum(a, c), "error", what)
+    per_run = [(k >> 2 * b, (k >> b) & ((1 << b) - 1), k & ((1 << b) - 1)) for k, _ in parts]
+    m = np.concatenate([np.bincount(gl, minlength=b1 - b0) for (gl, _, _), (b0, b1) in zip(per_run, runs)])
+    ne = m + np.concatenate([np.bincount(gl[lo != hi], minlength=b1 - b0)
+                             for (gl, lo, hi), (b0, b1) in zip(per_run, runs)])
     _count(int(ne.max()), "number of stored entries")
     vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
     ec = _capacity(int(ne.max()), caps[1], "entry_capacity")
-    weighted = weights is not None or bool(np.any(w != 1))
-    return dict(adj=_batched_csr(eg[o], src[o], dst[o], count, vc, vc, ec, ww[o], wdt), n=_i32(nv), n_edges=_i32(m),
-                n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec, weighted=weighted)
+    weighted = weights is not None or any(bool(np.any(wk != 1)) for _, wk in parts)
+    out = _csr_rows(count, vc, ec, wdt)
+
+    def fill(run, keys, part):   # the run's rows: each edge both ways (a loop once), by (graph, src, dst)
+        (b0, b1), (gl, lo, hi), (_, wk) = run, keys, part
+        off = lo != hi
+        eg, src, dst, ww = (np.concatenate([x, y[off]]) for x, y in ((gl, gl), (lo, hi), (hi, lo), (wk, wk)))
+        o = _argsort((eg << 2 * b) | (src << b) | dst)
+        _fill_csr_rows(out, b0, b1, eg[o], src[o], dst[o], ww[o], ne[b0:b1], vc, vc)
+
+    _each_run(fill, runs, per_run, parts)
+    return dict(adj=_device_csr(out), n=_i32(nv), n_edges=_i32(m), n_entries=_i32(ne), vertex_cap=vc, entry_cap=ec,
+                weighted=weighted)
 
 
 def _residual_sorted(t, h, arc, g, first, vc: int, ac: int, layout: str):
@@ -358,6 +370,21 @@ def _runs(first: np.ndarray, size: int):
         b0 = b1
 
 
+def _each_run(fn, runs, *per_run) -> list:
+    """``fn(run, ...)`` for every run of graphs (with the run's item of each ``per_run`` list), on as
+    many threads as there are cores: NumPy's passes let go of the GIL, so the runs overlap."""
+    with ThreadPoolExecutor(cores()) as pool:
+        return list(pool.map(fn, runs, *per_run))
+
+
+def _graph_sorted(g, *arrays):
+    """``g`` and ``arrays`` (None stays None) in graph order, each graph's edges in their input order."""
+    if g.size < 2 or bool(np.all(g[1:] >= g[:-1])):
+        return (g, *arrays)
+    o = _argsort(g)
+    return (g[o], *(None if x is None else x[o] for x in arrays))
+
+
 def _residual_rows(t, h, g, m, first, b0: int, b1: int, vc: int, ac: int, layout: str, out: dict) -> None:
     """Networks b0..b1's rows of the batch's residual arrays, written into ``out``'s arrays.
 
@@ -374,9 +401,9 @@ def _residual_rows(t, h, g, m, first, b0: int, b1: int, vc: int, ac: int, layout
     local[order] = np.arange(2 * total) - np.repeat(2 * fl[:-1], 2 * ms)
     rows, w, ms2 = slice(b0, b1), 2 * ac, 2 * ms
     _padded(local[(order + total) % max(2 * total, 1)], ms2, w, np.arange(w), np.int32, out=out["rev"][rows])
-    for name, x, fill in (("src", src, vc), ("dst", dst, vc), ("arc", arc, ac), ("fwd", fwd, False)):
-        _padded(x, ms2, w, fill, None, out=out[name][rows])
-    _indptr(eg, src, b1 - b0, vc, out=out["indptr"][rows])
+    _padded(arc, ms2, w, ac, None, out=out["arc"][rows])
+    _padded(fwd, ms2, w, False, None, out=out["fwd"][rows])
+    _fill_csr_rows(out["res"], b0, b1, eg, src, dst, None, ms2, vc, vc)
 
 
 def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
@@ -395,22 +422,17 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     _in_range(g, count, "graph_index", "the number of graphs")
     _local_ids(t, g, nv, "tail", "n")
     _local_ids(h, g, nv, "head", "n")
-    if g.size > 1 and not bool(np.all(g[1:] >= g[:-1])):
-        by_graph = _argsort(g)   # each network's arcs in their input order
-        t, h, c, g = t[by_graph], h[by_graph], c[by_graph], g[by_graph]
+    g, t, h, c = _graph_sorted(g, t, h, c)
     m = np.bincount(g, minlength=count)
     first = np.concatenate([[0], np.cumsum(m)])
     vc = _capacity(int(nv.max()), caps[0], "vertex_capacity")
     ac = _capacity(int(m.max()), caps[1], "arc_capacity")
     _count(2 * ac, "number of residual arcs (2 * arc_capacity)")
     w = 2 * ac
-    out = dict(indptr=np.empty((count, vc + 1), np.int32), src=np.empty((count, w), np.int32),
-               dst=np.empty((count, w), np.int32), arc=np.empty((count, w), np.int32),
-               fwd=np.empty((count, w), bool), rev=np.empty((count, w), np.int32))
-    with ThreadPoolExecutor(cores()) as pool:   # NumPy's passes let go of the GIL: the runs overlap
-        list(pool.map(lambda r: _residual_rows(t, h, g, m, first, *r, vc, ac, layout, out), _runs(first, BUILD_RUN)))
-    res = CSR(device(out["indptr"]), device(out["dst"]), device(out["src"]), None)
-    res_arc, res_fwd, rev = out["arc"], out["fwd"], out["rev"]
+    out = dict(res=_csr_rows(count, vc, w), arc=np.empty((count, w), np.int32), fwd=np.empty((count, w), bool),
+               rev=np.empty((count, w), np.int32))
+    _each_run(lambda r: _residual_rows(t, h, g, m, first, *r, vc, ac, layout, out), list(_runs(first, BUILD_RUN)))
+    res, res_arc, res_fwd, rev = _device_csr(out["res"]), out["arc"], out["fwd"], out["rev"]
     tt, hh = _padded(t, m, ac, vc, np.int32), _padded(h, m, ac, vc, np.int32)
     cc = _padded(c, m, ac, 0, cdt, copy=True)
     return dict(tail=device(tt), head=device(hh), cap=device(cc), res=res, res_arc=_i32(res_arc),

@@ -6,7 +6,7 @@ Every container (:class:`~jaxmatch.BipartiteGraph`, :class:`~jaxmatch.Graph`,
 ``_pytree``: fields made with ``_static()`` (the capacities, the flow layout)
 are static metadata, part of the jit cache key; every other field is an
 array leaf. :class:`CSR` is one direction of adjacency; ``_csr`` builds it
-for one graph and ``_batched_csr`` for a stack of graphs in one pass, both on
+for one graph and ``_csr_rows`` / ``_fill_csr_rows`` for a stack of graphs, run by run, both on
 the host with NumPy, and move the result to the device once.
 """
 from __future__ import annotations
@@ -177,11 +177,26 @@ def _indptr(g, src, count: int, n_cap: int, out=None) -> np.ndarray:
     return out
 
 
-def _batched_csr(g, src, dst, count: int, n_cap: int, dst_cap: int, e_cap: int, weights=None, wdtype=None) -> CSR:
-    """The CSRs of ``count`` graphs stacked ([count, ...] arrays): entry k of graph ``g[k]`` is
-    ``src[k] -> dst[k]`` (of weight ``weights[k]``), the entries sorted by (g, src, dst)."""
-    counts = np.bincount(g, minlength=count)
-    indptr = _indptr(g, src, count, n_cap)
-    s, d = _padded(src, counts, e_cap, n_cap, np.int32), _padded(dst, counts, e_cap, dst_cap, np.int32)
-    w = None if weights is None else device(_padded(weights, counts, e_cap, 0, wdtype))
-    return CSR(device(indptr), device(d), device(s), w)
+def _csr_rows(count: int, n_cap: int, e_cap: int, wdtype=None) -> tuple:
+    """Empty NumPy arrays for the CSRs of ``count`` graphs stacked: ``(indptr [count, n_cap + 1],
+    dst [count, e_cap], src [count, e_cap], weights or None)``, filled run by run by
+    :func:`_fill_csr_rows`."""
+    return (np.empty((count, n_cap + 1), np.int32), np.empty((count, e_cap), np.int32),
+            np.empty((count, e_cap), np.int32), None if wdtype is None else np.empty((count, e_cap), wdtype))
+
+
+def _fill_csr_rows(out: tuple, b0: int, b1: int, g, src, dst, weights, counts, n_cap: int, dst_cap: int) -> None:
+    """Graphs b0..b1's rows of :func:`_csr_rows`'s arrays: entry k of the run's graph ``g[k]`` (ids
+    from 0 in the run) is ``src[k] -> dst[k]`` (of weight ``weights[k]``), the entries sorted by
+    (g, src, dst), ``counts[b]`` of them in graph b0 + b."""
+    indptr, d, s, w = (None if x is None else x[b0:b1] for x in out)
+    _indptr(g, src, b1 - b0, n_cap, out=indptr)
+    _padded(dst, counts, d.shape[1], dst_cap, None, out=d)
+    _padded(src, counts, s.shape[1], n_cap, None, out=s)
+    if w is not None:
+        _padded(weights, counts, w.shape[1], 0, None, out=w)
+
+
+def _device_csr(out: tuple) -> CSR:
+    """:func:`_csr_rows`'s filled arrays as a :class:`CSR` on the device."""
+    return CSR(*(None if x is None else device(x) for x in out))

@@ -359,10 +359,15 @@ def test_bipartite_batch_errors(kw, match):
         BipartiteGraph.from_edges(**kw)
 
 
-def test_graph_batch_from_edges_equals_stack():
+@pytest.mark.parametrize("run", [None, 9])
+def test_graph_batch_from_edges_equals_stack(monkeypatch, run):
     """Graph.from_edges(graph_index=...) equals the padded jnp.stack of the graphs built one by one:
     weighted and unweighted graphs (an unweighted one joins a weighted batch with unit weights),
-    loops, repeated edges in both orientations summed, empty graphs; stack takes this route."""
+    loops, repeated edges in both orientations summed, empty graphs; stack takes this route. Also
+    with the batch's graphs built in runs of a few edges (``run``), edges given out of graph order,
+    and a repeat under duplicates='error' named by its position in the input."""
+    if run is not None:
+        monkeypatch.setattr(jaxmatch._build, "BUILD_RUN", run)
     rng = np.random.default_rng(4)
     u, v, w, gid, solo = [], [], [], [], []
     sizes = [int(x) for x in rng.integers(1, 15, 20)] + [1, 2]
@@ -383,6 +388,12 @@ def test_graph_batch_from_edges_equals_stack():
     assert not stack(plain).weighted and stack(plain).n_entries.tolist() == [3, 1]
     with pytest.raises(GraphInputError, match=r"v\[0\] = 3 .* graph 0"):
         Graph.from_edges([0], [3], None, [3], graph_index=[0])
+    perm = rng.permutation(u.size)
+    _same_batch(Graph.from_edges(u[perm], v[perm], weights[perm], np.array(sizes), graph_index=gid[perm]), batch)
+    edges = [(i, min(a, b), max(a, b)) for i, a, b in zip(gid.tolist(), u.tolist(), v.tolist())]
+    first = min(i for i, e in enumerate(edges) if edges.count(e) > 1)   # the first edge that has a repeat
+    with pytest.raises(GraphInputError, match=f"duplicate .* at position {first} "):
+        Graph.from_edges(u, v, weights, np.array(sizes), graph_index=gid, duplicates="error")
 
 
 @pytest.mark.parametrize("layout", ["bcsr", "rcsr"])

@@ -28,6 +28,8 @@ from jaxmatch._validate import _count
 from jaxmatch._validate import _capacity as _cap
 from jaxmatch.graph import GraphInputError
 
+HOST_BROADCAST_MAX = 1 << 24   # entries of a batch's shared owner array built on the host (below: no compile)
+
 __all__ = ["Preferences"]
 
 
@@ -340,7 +342,9 @@ class Preferences:
         full = lambda x: _i32(np.full(B, x))  # noqa: E731
         if ec == n * L and complete:        # complete lists filling the capacity: the rows as they are
             entries = _i32(a.reshape(B, ec))
-            src = jnp.broadcast_to(_i32(owner.reshape(ec)), (B, ec))     # built on the device
+            src = owner.reshape(ec)   # the same owners in every instance: broadcast on the host while the
+            src = (_i32(np.broadcast_to(src, (B, ec))) if B * ec <= HOST_BROADCAST_MAX    # copy is small, else
+                   else jnp.broadcast_to(_i32(src), (B, ec)))   # on the device (a small program per shape)
             return cls(_i32(start), _i32(length), entries, src, full(n), full(n_other), _i32(e), False)
         entries = np.full((B, ec), -1, np.int32)
         src = np.full((B, ec), nc, np.int32)
