@@ -33,13 +33,15 @@
   plain Python) on at most ``--peer-graphs`` instances, scaled to B.
 
 "End to end" is the one-pass build plus the warm solve with the answers back
-as NumPy (compile reported apart, as ``first_solve_s``). For matching, flow
-and Louvain the same batch is also given to the solver eagerly, on the route
-it takes off the GPU, forced on every backend (``eager_*`` columns): matching
-and flow solve the batch's disjoint union once (``jaxmatch.disjoint_union``,
-its host-side build and split included), Louvain runs graph by graph in one
-``lax.map`` (``jaxmatch.graph.batch_map``); against the peer's loop with its
-per-graph matrix builds (``peer e2e``; Louvain's peer builds networkx graphs).
+as NumPy (compile reported apart, as ``first_solve_s``). For matching, flow,
+Louvain and stable marriage the same batch is also given to the solver
+eagerly, on the route it takes off the GPU, forced on every backend
+(``eager_*`` columns; ``--no-eager`` skips them): matching and flow solve
+disjoint unions of runs of the batch's graphs (``jaxmatch.graph.solve_union``,
+the host-side builds and splits included), Louvain and stable marriage run
+instance by instance in one ``lax.map`` (``jaxmatch.graph.batch_map``);
+against the peer's loop with its per-graph builds (``peer e2e``; Louvain's
+peer builds networkx graphs).
 
     python experiments/bench_batch.py                    # B = 2,000 and 20,000
     python experiments/bench_batch.py --graphs 100000 --families matching
@@ -78,11 +80,12 @@ def main():
     p.add_argument("--per-graph-limit", type=int, default=5000,
                    help="the per-graph route (from_scipy + stack) only up to this many graphs")
     p.add_argument("--vmap-limit", type=int, default=None,
-                   help="the jitted vmap solve of matching, flow and Louvain only up to this many graphs (on "
-                        "the CPU their vmap takes minutes past 10^4; the eager call's route, a union or "
-                        "lax.map, is run at every size); end to end is then the eager route's")
+                   help="the jitted vmap solve of matching, flow, Louvain and stable marriage only up to this "
+                        "many graphs (on the CPU their vmap takes minutes past 10^4, and stable marriage's "
+                        "does not fit 24 GB at 10^5; the eager call's route, a union or lax.map, is run at "
+                        "every size); end to end is then the eager route's")
     p.add_argument("--no-eager", action="store_true",
-                   help="skip the eager call's off-GPU route (a union, or lax.map for Louvain), which is "
+                   help="skip the eager call's off-GPU route (unions, or lax.map for Louvain and stable), which is "
                         "forced on every backend; on the GPU the eager call takes the vmap route anyway")
     args = p.parse_args()
     import jax
@@ -334,13 +337,17 @@ def _stable(row, rng, B, args):
     batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
         (Preferences.from_padded(men, n), Preferences.from_padded(women, n))))
     solve = jax.jit(jax.vmap(lambda a, b: jaxmatch.stable_marriage(a, b).wife))
-    got = _solve_twice(row, lambda ab: solve(*ab), batch)
+    got = _solve_twice(row, lambda ab: solve(*ab), batch, args)
+    eager = _eager_twice(row, lambda: jaxmatch.stable_marriage(*batch).wife, args)
+    row["peer_end_to_end_s"] = row["peer_loop_s"]
     caps = dict(n_capacity=batch[0].n_cap, entry_capacity=batch[0].e_cap)
     for i in rng.choice(B, min(args.check, B), replace=False):
         solo = jaxmatch.stable_marriage(Preferences.from_padded(men[i], n, **caps),
                                         Preferences.from_padded(women[i], n, **caps))
-        assert np.array_equal(np.asarray(solo.wife), got[i, :n]), i
-        check_stable(men[i], women[i], got[i, :n])
+        for ans in (got, eager):
+            if ans is not None:
+                assert np.array_equal(np.asarray(solo.wife), ans[i, :n]), i
+                check_stable(men[i], women[i], ans[i, :n])
 
 
 if __name__ == "__main__":

@@ -391,27 +391,29 @@ def eager_batch(g, kind) -> bool:
     return isinstance(g, kind) and np.ndim(_size_leaf(g)) == 1 and not is_traced(_size_leaf(g))
 
 
-def batch_map(solver, batch, options: dict):
-    """A batch given eagerly to a solver whose answers do not split by component (:func:`jaxmatch.louvain`,
-    :func:`jaxmatch.leiden`): on the GPU one jitted ``jax.vmap``; elsewhere one jitted ``lax.map``, each
-    graph run alone to its own end (on a CPU faster than the vmap, whose loops run every graph's
-    lanes until the slowest graph ends; the same labels: experiments/RESULTS.md, session 48).
+def batch_map(solver, batches: tuple, options: dict):
+    """Batches given eagerly to a solver whose answers do not split by component (:func:`jaxmatch.louvain`,
+    :func:`jaxmatch.leiden`: one batch of graphs; :func:`jaxmatch.stable_marriage`: the men's and the
+    women's batches): on the GPU one jitted ``jax.vmap``; elsewhere one jitted ``lax.map``, each
+    instance run alone to its own end (on a CPU faster than the vmap, whose loops run every graph's
+    lanes until the slowest graph ends, and in the memory of one instance; the same answers:
+    experiments/RESULTS.md, sessions 48 and 51).
 
     Args:
-        solver: the public solver, called as ``solver(graph, **options, throw=False)``.
-        batch: the stacked batch.
+        solver: the public solver, called as ``solver(*instance, **options, throw=False)``.
+        batches: the solver's stacked batches, one per positional argument.
         options: the solver's keywords (hashable values).
 
     Returns:
         The solver's result with a leading batch axis.
     """
-    return _batch_program(solver, tuple(sorted(options.items())), batch_route() == "vmap")(batch)
+    return _batch_program(solver, tuple(sorted(options.items())), batch_route() == "vmap")(*batches)
 
 
 @functools.lru_cache(maxsize=32)
 def _batch_program(solver, options: tuple, vmap: bool):
     one = functools.partial(solver, **dict(options), throw=False)
-    return jax.jit(jax.vmap(one) if vmap else lambda b: jax.lax.map(one, b))
+    return jax.jit(jax.vmap(one) if vmap else lambda *b: jax.lax.map(lambda x: one(*x), b))
 
 
 def batch_route() -> str:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import jaxmatch
 from experiments.generators import stable_easy, stable_hard
 from jaxmatch.certify import CertificateError, check_stable, is_stable
 from jaxmatch.graph import GraphInputError
@@ -331,7 +332,10 @@ def test_jit_equals_eager():
         assert int(jitted.stats["proposals"]) == eager.stats["proposals"]
 
 
-def test_vmap_over_batch():
+def test_vmap_over_batch(monkeypatch):
+    """vmap over a stacked batch equals each instance's sequential Gale-Shapley; the batch given eagerly
+    equals the vmap on both of its routes (lax.map off the GPU, a jitted vmap on it), and one side given
+    as a batch with the other not, or of another size, is refused."""
     rng = np.random.default_rng(6)
     instances = [random_instance(rng, int(rng.integers(0, 12)), int(rng.integers(0, 12))) for _ in range(8)]
     instances.append(random_instance(rng, 10, 10, complete=True))
@@ -345,6 +349,15 @@ def test_vmap_over_batch():
             assert np.asarray(out.wife[i, :len(men)]).tolist() == wife
             assert np.asarray(out.husband[i, :len(women)]).tolist() == husband
             assert int(out.stats["proposals"][i]) == proposals and int(out.status[i]) == 0
+    for route in ("union", "vmap"):   # graph.batch_map: lax.map, or one jitted vmap
+        monkeypatch.setattr(jaxmatch.graph, "batch_route", lambda: route)
+        eager = stable_marriage(Ms, Ws, method=method)   # the last method's vmap above
+        for x, y in zip(jax.tree_util.tree_leaves(eager), jax.tree_util.tree_leaves(out)):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    with pytest.raises(GraphInputError, match="n_other"):
+        stable_marriage(Ms, Preferences.from_lists(instances[0][1], len(instances[0][0])))
+    with pytest.raises(GraphInputError, match="n_other"):
+        stable_marriage(Ms, stack_preferences([Preferences.from_lists(w, len(m)) for m, w in instances[:3]]))
 
 
 def test_padded_3d_array_is_a_batch_in_one_pass():

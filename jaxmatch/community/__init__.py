@@ -198,7 +198,7 @@ def louvain(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6,
                                 large_graph=large_graph, max_levels=max_levels, max_iters=max_iters,
                                 refine=refine, config=config, throw=throw)
     if eager_batch(g, Graph):
-        return settle("louvain", batch_map(louvain, g, dict(
+        return settle("louvain", batch_map(louvain, (g,), dict(
             resolution=resolution, threshold=threshold, threshold_large=threshold_large, large_graph=large_graph,
             max_levels=max_levels, max_iters=max_iters, refine=refine, axis_name=axis_name, config=config)), throw)
     _check_graph(g)
@@ -445,7 +445,7 @@ def leiden(g: Graph, *, resolution: float = 1.0, threshold: float = 1e-6, thresh
         ([0, 0, 0, 1, 1, 1], 0.3571, 'converged')
     """
     if eager_batch(g, Graph):
-        return settle("leiden", batch_map(leiden, g, dict(
+        return settle("leiden", batch_map(leiden, (g,), dict(
             resolution=resolution, threshold=threshold, threshold_large=threshold_large, large_graph=large_graph,
             max_levels=max_levels, max_iters=max_iters, passes=passes, axis_name=axis_name, config=config)), throw)
     _check_graph(g)

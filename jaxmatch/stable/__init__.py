@@ -29,7 +29,7 @@ import numpy as np
 from jaxmatch._ops import is_traced, sum_words, trim, words_total
 from jaxmatch.status import settle, with_status_name
 from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, next_pow2
-from jaxmatch.graph import GraphInputError
+from jaxmatch.graph import GraphInputError, batch_map
 from jaxmatch.kernels import stable_mw as _stable_mw
 from jaxmatch.stable import gale_shapley as _gs
 from jaxmatch.stable.preferences import Preferences, _int_array
@@ -80,7 +80,7 @@ def _as_prefs(x, n_other, name: str) -> Preferences:
     return Preferences.from_padded(x, n_other, name=name)
 
 
-def as_instance(men_prefs, women_prefs) -> tuple[Preferences, Preferences]:
+def as_instance(men_prefs, women_prefs, *, batch: bool = False) -> tuple[Preferences, Preferences]:
     """Validated ``(men, women)`` Preferences from any accepted input form.
 
     Raw forms are checked against each other (men's ids must be women and
@@ -91,8 +91,9 @@ def as_instance(men_prefs, women_prefs) -> tuple[Preferences, Preferences]:
     men = _as_prefs(men_prefs, n_women, "men_prefs")
     women = _as_prefs(women_prefs, n_men, "women_prefs")
     for p, side in ((men, "men_prefs"), (women, "women_prefs")):
-        check_not_batch(p.n, f"preferences in {side} (from stack_preferences)",
-                        "jax.vmap(lambda m, w: stable_marriage(m, w).wife)(men, women)")
+        if not batch:   # (batch=True: two eager batches, checked against each other instance by instance)
+            check_not_batch(p.n, f"preferences in {side} (from stack_preferences)",
+                            "jax.vmap(lambda m, w: stable_marriage(m, w).wife)(men, women)")
     for p, q, side, other in ((men, women, "men_prefs", "women"), (women, men, "women_prefs", "men")):
         if is_traced(p.n_other) or is_traced(q.n):
             continue
@@ -254,7 +255,10 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
     (Gale-Shapley) or per ``unroll`` waves (McVitie-Wilson; one wave while
     the busy count falls fast, so the slots compact after it). Works
     eagerly, under ``jax.jit`` and under ``jax.vmap`` over a batch from
-    :func:`stack_preferences` (raw lists are converted eagerly only).
+    :func:`stack_preferences` (raw lists are converted eagerly only). A
+    men's and a women's batch given eagerly are solved instance by instance
+    (:func:`jaxmatch.graph.batch_map`: one jitted ``vmap`` on the GPU, a
+    jitted ``lax.map`` elsewhere) and the result has a batch axis.
 
     Args:
         men_prefs: the men's rank lists, ids of women: a :class:`Preferences`,
@@ -298,8 +302,9 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
         GraphInputError: when a list is malformed (an id out of range or
             listed twice, -1 padding inside a row, not integers), the two
             sides disagree on their sizes, an option is out of range, the
-            kernel is asked for with ``method="gale_shapley"``, or a batch is
-            passed without ``jax.vmap``. Raw lists are checked before tracing.
+            kernel is asked for with ``method="gale_shapley"``, or one side is
+            a batch and the other not (or of another size). Raw lists are
+            checked before tracing.
         SolverError: eagerly with ``throw=True``, when ``max_iters`` stopped
             the solver before the matching was stable.
 
@@ -330,6 +335,10 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
         if value > MAX_UNROLL:
             raise GraphInputError(f"{name} = {value} is above the supported {MAX_UNROLL} "
                                   "(it is unrolled when the solver is compiled)")
+    if any(isinstance(p, Preferences) and np.ndim(p.n) == 1 and not is_traced(p.n) for p in (men_prefs, women_prefs)):
+        as_instance(men_prefs, women_prefs, batch=True)   # eager batches: graph.batch_map
+        return settle("stable_marriage", batch_map(stable_marriage, (men_prefs, women_prefs), dict(
+            method=method, max_iters=max_iters, unroll=unroll, window=window, kernel=kernel, config=config)), throw)
     men, women = as_instance(men_prefs, women_prefs)
     if men.shared and not women.shared:
         if is_traced(men.n):
