@@ -373,6 +373,8 @@ def _runs(first: np.ndarray, size: int):
 def _each_run(fn, runs, *per_run) -> list:
     """``fn(run, ...)`` for every run of graphs (with the run's item of each ``per_run`` list), on as
     many threads as there are cores: NumPy's passes let go of the GIL, so the runs overlap."""
+    if len(runs) < 2 or cores() < 2:
+        return list(map(fn, runs, *per_run))
     with ThreadPoolExecutor(cores()) as pool:
         return list(pool.map(fn, runs, *per_run))
 

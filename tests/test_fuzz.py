@@ -468,8 +468,9 @@ SOLVER_CASES = [
     case("sm-sides-disagree", "built for n_other = 2", stable_marriage, Preferences.from_lists([[0, 1]]),
          Preferences.from_lists([[0]])),
     case("sm-prefs-vs-raw", "n_other", stable_marriage, Preferences.from_lists([[0, 1]]), [[0]]),
-    case("sm-batch", "batch", stable_marriage, jaxmatch.stack_preferences([MEN, MEN]),
-         jaxmatch.stack_preferences([WOMEN, WOMEN])),
+    case("sm-batch-vs-one", "built for n_other", stable_marriage, jaxmatch.stack_preferences([MEN, MEN]), WOMEN),
+    case("sm-batches-of-two-sizes", "built for n_other", stable_marriage, jaxmatch.stack_preferences([MEN, MEN]),
+         jaxmatch.stack_preferences([WOMEN, WOMEN, WOMEN])),
     case("sm-graph", "2-D", stable_marriage, G, [[0]]),
     # louvain / modularity
     case("lv-resolution-negative", "resolution must be a finite number >= 0", louvain, G, resolution=-1),
