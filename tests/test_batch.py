@@ -154,6 +154,11 @@ def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
     if route == "union":
         assert len(unions) > 1 and len({(u.vertex_cap, u.arc_cap) for u, _ in unions}) == 1
         assert sum(len(o["n"]) - 1 for _, o in unions) == 5
+        pr = jaxmatch.flow.push_relabel   # the unions' own global relabel frequency by default
+        for k, same in ((pr.UNION_K, True), (pr.DEFAULT_K, False)):
+            other = jaxmatch.max_flow(fb, s, t, k=k)
+            assert np.array_equal(other.flow_value, res.flow_value)
+            assert same == all(np.array_equal(other.stats[x], res.stats[x]) for x in res.stats)
     for i, net in enumerate(nets):
         n, m = int(net.n), int(net.n_arcs)
         assert int(res.flow_value[i]) == int(jaxmatch.max_flow(net, int(s[i]), int(t[i])).flow_value)

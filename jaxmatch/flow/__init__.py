@@ -262,6 +262,7 @@ def _batch_flow(batch: FlowNetwork, source, sink, options: dict) -> FlowResult:
         res = _vmapped(tuple(sorted(options.items())))(batch, ends[0].astype(np.int32), ends[1].astype(np.int32))
         return settle("max_flow", res, throw)
     tail, head = np.asarray(batch.tail), np.asarray(batch.head)
+    options["k"] = _pr.UNION_K if options["k"] is None else options["k"]
 
     def one(run, union, off):   # one part's networks (graph.solve_union)
         res = max_flow(union, ends[0][run] + off["n"][:-1], ends[1][run] + off["n"][:-1], **options, throw=throw)
@@ -344,9 +345,9 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
         k: The global relabel frequency: the next global relabel runs when
             the push-relabel work since the last one reaches ``k`` times
             that one's cost (the usual work-based rule, with a step's fixed
-            cost counted). ``None`` (default) takes ``KERNEL_K`` = 0.25
-            where the push kernel runs and ``DEFAULT_K`` = 0.5 elsewhere,
-            the measured best of each (experiments/RESULTS.md).
+            cost counted). ``None`` (default): ``KERNEL_K`` = 0.25 where the
+            push kernel runs, ``UNION_K`` = 1.0 in a batch's unions off the
+            GPU, else ``DEFAULT_K`` = 0.5 (each measured: experiments/RESULTS.md).
         lanes: The most arcs one step scans at once, widened to the longest
             residual row of a vertex that is not a terminal (a power of two,
             at most all residual arcs); under ``jit``/``vmap`` the whole

@@ -158,6 +158,7 @@ from jaxmatch.kernels.push_flow import push_rounds
 
 DEFAULT_K = 0.5
 KERNEL_K = 0.25          # with the push kernel, whose rounds cost more than a BFS level (measured: RESULTS.md)
+UNION_K = 1.0            # a batch's disjoint unions off the GPU (graph.solve_union; RESULTS.md, session 51)
 DEFAULT_LANES = 1 << 18
 CPU_LANES = 1 << 16      # on the CPU a narrower step wastes less work on padding lanes (measured: RESULTS.md)
 CPU_LANES_MAX = 1 << 20  # the widest default step off the GPU (2**21 was slower on a 5M-arc union: RESULTS.md)
