@@ -129,9 +129,9 @@ def _solve_twice(row, solve, batch, args=None):
 
 
 def _eager_twice(row, solve, args):
-    """The eager batch call on the route off the GPU (batch_route "union": one solve of the batch's
-    jaxmatch.disjoint_union, or graph.batch_map's lax.map; forced on every backend, where the GPU's
-    default route is vmap): first call and warm."""
+    """The eager batch call on the route off the GPU (batch_route "union": graph.solve_union's unions of
+    runs of the batch's graphs, or graph.batch_map's lax.map; forced on every backend, where the GPU's
+    default route is vmap): first call and warm; None with ``--no-eager``."""
     import jaxmatch
     if args.no_eager:
         return None
