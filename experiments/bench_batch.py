@@ -33,7 +33,8 @@
   plain Python) on at most ``--peer-graphs`` instances, scaled to B.
 
 "End to end" is the one-pass build plus the warm solve with the answers back
-as NumPy (compile reported apart, as ``first_solve_s``). For matching, flow,
+as NumPy, each the median of ``--repeats`` runs (default 5; compile reported
+apart, as ``first_solve_s``, and the first build as ``graph_index_build_first_s``). For matching, flow,
 Louvain and stable marriage the same batch is also given to the solver
 eagerly, on the route it takes off the GPU, forced on every backend
 (``eager_*`` columns; ``--no-eager`` skips them): matching and flow solve
@@ -63,10 +64,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 FAMILIES = ["matching", "flow", "suitor", "b_suitor", "louvain", "stable"]
 
 
-def _timed(fn):
+REPEATS = 5   # --repeats: timed steps but first calls are the median of this many runs (BENCHMARKS.md)
+
+
+def _timed(fn, repeats=1):
+    """``fn()``'s output and its time, the median of ``repeats`` runs."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return out, float(np.median(times))
+
+
+def _build(row, fn):
+    """The batch's build, run ``REPEATS`` times: the first run's time (a user's first build, memory
+    fresh) as ``graph_index_build_first_s``, the median as ``graph_index_build_s``."""
     t = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t
+    fn()
+    row["graph_index_build_first_s"] = time.perf_counter() - t
+    out, row["graph_index_build_s"] = _timed(fn, REPEATS)
+    return out
 
 
 def main():
@@ -87,7 +105,11 @@ def main():
     p.add_argument("--no-eager", action="store_true",
                    help="skip the eager call's off-GPU route (unions, or lax.map for Louvain and stable), which is "
                         "forced on every backend; on the GPU the eager call takes the vmap route anyway")
+    p.add_argument("--repeats", type=int, default=REPEATS,
+                   help="runs of each timed step but first calls, reported as their median (the build's first "
+                        "run apart); the networkx and Python peers, sampled and scaled, run once")
     args = p.parse_args()
+    globals()["REPEATS"] = args.repeats
     import jax
 
     jax.block_until_ready(jax.device_put(np.zeros(1)))   # the backend's start-up, not in the first build's time
@@ -124,7 +146,7 @@ def _solve_twice(row, solve, batch, args=None):
     if args is not None and args.vmap_limit is not None and row["graphs"] > args.vmap_limit:
         return None
     row["first_solve_s"] = _timed(lambda: jax.tree_util.tree_map(np.asarray, solve(batch)))[1]
-    got, row["warm_solve_s"] = _timed(lambda: jax.tree_util.tree_map(np.asarray, solve(batch)))
+    got, row["warm_solve_s"] = _timed(lambda: jax.tree_util.tree_map(np.asarray, solve(batch)), REPEATS)
     return got
 
 
@@ -139,7 +161,7 @@ def _eager_twice(row, solve, args):
     jaxmatch.graph.batch_route = lambda: "union"
     try:
         row["eager_first_s"] = _timed(lambda: np.asarray(solve()))[1]
-        got, row["eager_warm_s"] = _timed(lambda: np.asarray(solve()))
+        got, row["eager_warm_s"] = _timed(lambda: np.asarray(solve()), REPEATS)
     finally:
         jaxmatch.graph.batch_route = route
     row["eager_end_to_end_s"] = row["graph_index_build_s"] + row["eager_warm_s"]
@@ -156,14 +178,15 @@ def _matching(row, rng, B, args):
     gid = np.repeat(np.arange(B), m)
     r, c = rng.integers(0, n, B * m), rng.integers(0, n, B * m)
     mats, row["scipy_build_s"] = _timed(lambda: [
-        sp.csr_array((np.ones(m), (r[i * m:(i + 1) * m], c[i * m:(i + 1) * m])), shape=(n, n)) for i in range(B)])
+        sp.csr_array((np.ones(m), (r[i * m:(i + 1) * m], c[i * m:(i + 1) * m])), shape=(n, n)) for i in range(B)],
+        REPEATS)
     want, row["peer_loop_s"] = _timed(lambda: np.array(
-        [int((maximum_bipartite_matching(A, perm_type="column") >= 0).sum()) for A in mats]))
+        [int((maximum_bipartite_matching(A, perm_type="column") >= 0).sum()) for A in mats]), REPEATS)
     row["peer"] = "scipy maximum_bipartite_matching"
     if B <= args.per_graph_limit:
         gs, row["from_scipy_s"] = _timed(lambda: [jaxmatch.from_scipy(A) for A in mats])
         row["stack_s"] = _timed(lambda: jax.block_until_ready(jaxmatch.stack(gs)))[1]
-    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+    batch = _build(row, lambda: jax.block_until_ready(
         jaxmatch.BipartiteGraph.from_edges(r, c, np.full(B, n), np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.maximum_matching(g).cardinality)), batch, args)
     assert got is None or np.array_equal(got, want), "cardinalities differ from scipy's"
@@ -195,9 +218,9 @@ def _flow(row, rng, B, args):
             A = sp.csr_array((cap[sl].astype(np.int32), (tail[sl], head[sl])), shape=(n, n))
             out.append(int(maximum_flow(A, 0, n - 1).flow_value))
         return np.array(out)
-    want, row["peer_loop_s"] = _timed(peer)
+    want, row["peer_loop_s"] = _timed(peer, REPEATS)
     row["peer"] = "scipy maximum_flow (building each CSR included)"
-    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+    batch = _build(row, lambda: jax.block_until_ready(
         jaxmatch.FlowNetwork.from_edges(tail, head, cap, np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda net: jaxmatch.max_flow(net, 0, n - 1).flow_value)), batch,
                        args)
@@ -251,7 +274,7 @@ def _suitor(row, rng, B, args):
     parts = _weighted(rng, B, args)
     n, m, gid, u, v, w = parts
     _networkx_loop(row, B, args, parts, nx.max_weight_matching, "max_weight_matching (exact)")
-    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+    batch = _build(row, lambda: jax.block_until_ready(
         jaxmatch.Graph.from_edges(u, v, w, np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.suitor(g).weight)), batch)
     _check_solo(row, rng, B, args, batch, got, lambda g: jaxmatch.suitor(g).weight, parts)
@@ -286,7 +309,7 @@ def _b_suitor(row, rng, B, args):
               for i in range(k)]
     row["peer_loop_s"] = (time.perf_counter() - t) * B / k
     row["peer"] = f"sequential greedy b-matching (Python, b = 2) on {k} graphs, scaled to {B}"
-    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+    batch = _build(row, lambda: jax.block_until_ready(
         jaxmatch.Graph.from_edges(u, v, w, np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.b_suitor(g, 2, max_b=2).weight)), batch)
     del greedy   # the peer's answers: ties (integer weights) may be broken another way, so no equality
@@ -302,7 +325,7 @@ def _louvain(row, rng, B, args):
     n, m, gid, u, v, w = parts
     _networkx_loop(row, B, args, parts, lambda G: nx.community.louvain_communities(G, seed=0),
                    "louvain_communities")
-    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+    batch = _build(row, lambda: jax.block_until_ready(
         jaxmatch.Graph.from_edges(u, v, w, np.full(B, n), graph_index=gid)))
     got = _solve_twice(row, jax.jit(jax.vmap(lambda g: jaxmatch.louvain(g).modularity)), batch, args)
     if got is not None:
@@ -334,7 +357,7 @@ def _stable(row, rng, B, args):
         gale_shapley(ptr, men[i].ravel(), rank, n, n, ptr, women[i].ravel())
     row["peer_loop_s"] = (time.perf_counter() - t) * B / k
     row["peer"] = f"sequential Gale-Shapley ({name}) on {k} instances, scaled to {B}"
-    batch, row["graph_index_build_s"] = _timed(lambda: jax.block_until_ready(
+    batch = _build(row, lambda: jax.block_until_ready(
         (Preferences.from_padded(men, n), Preferences.from_padded(women, n))))
     solve = jax.jit(jax.vmap(lambda a, b: jaxmatch.stable_marriage(a, b).wife))
     got = _solve_twice(row, lambda ab: solve(*ab), batch, args)
