@@ -282,14 +282,7 @@ def _graph_batch(u_in, v_in, weights, n, graph_index, duplicates, caps):
         (b0, b1), lo, hi = run, first[run[0]], first[run[1]]
         a, c = u[lo:hi], v[lo:hi]
         keys, inv = _merge(((g[lo:hi] - b0) << 2 * b) | (np.minimum(a, c) << b) | np.maximum(a, c), "sum", what)
-        ws = np.bincount(inv, weights=w[lo:hi], minlength=keys.size)
-        with np.errstate(over="ignore"):
-            wk = ws.astype(wdt)
-        big = np.flatnonzero(~np.isfinite(wk))
-        if big.size:
-            raise GraphInputError(f"weight {float(ws[big[0]]):.4g} of an edge does not fit {wdt}; scale the weights "
-                                  "or enable 64-bit mode (jax.config.update('jax_enable_x64', True))")
-        return keys, wk
+        return keys, _summed(w[lo:hi], inv, keys.size, wdt)
 
     parts = _each_run(distinct, runs)
     if duplicates == "error" and sum(k.size for k, _ in parts) < g.size:   # name the first repeat
