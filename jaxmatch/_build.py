@@ -350,7 +350,7 @@ def _residual_sorted(t, h, arc, g, first, vc: int, ac: int, layout: str):
     return order, gs, src, dst, forward, arcs
 
 
-BUILD_RUN = 1 << 20   # the most arcs of a batch whose residual rows are built at once (below)
+BUILD_RUN = 1 << 16   # the most edges of a batch built at once (below; the measured best, RESULTS session 52)
 
 
 def _runs(first: np.ndarray, size: int):
