@@ -223,6 +223,8 @@ def main():
                    "stopped there is recorded as unfinished (its time a lower bound), not checked")
     p.add_argument("--no-shared-capacity", action="store_true", help="pad each instance on its own")
     p.add_argument("--small", action="store_true", help="tiny sizes for a CPU smoke test")
+    p.add_argument("--min-cut", action="store_true", help="also time min_cut (phase one only) beside each "
+                   "variant's max_flow, as many runs, its cut certified")
     p.add_argument("--default-flags", action="store_true", help="do not set XLA command-buffer flags")
     args = p.parse_args()
     t_start = time.perf_counter()
@@ -237,7 +239,7 @@ def main():
 
     from jaxmatch import BipartiteGraph, FlowNetwork, certify
     from jaxmatch.bipartite import maximum_matching
-    from jaxmatch.flow import max_flow
+    from jaxmatch.flow import max_flow, min_cut
     from jaxmatch.flow import push_relabel as pr
     from jaxmatch.graph import next_pow2
 
@@ -360,6 +362,13 @@ def main():
                 rec[variant] = dict(time_s=med, runs=runs, repeats=len(runs), compile_s=max(0.0, first - med),
                                     layout_build_s=layout_s, arcs_per_s=t.size / med,
                                     us_per_step=1e6 * med / max(1, steps), steps=steps, unfinished=unfinished, **st)
+                if args.min_cut and not unfinished:
+                    cut_run = lambda: jax.block_until_ready(min_cut(net, src, snk, reverse=reverse, **vkw))  # noqa: E731
+                    cut_run()
+                    cut_med, cut_runs, cut = timed(cut_run, len(runs))
+                    certify.check_min_cut(net, sources, sinks, np.asarray(cut.source_side), int(cut.value))
+                    assert int(cut.value) == value, (name, variant, int(cut.value), value)
+                    rec[variant].update(min_cut_s=cut_med, min_cut_runs=cut_runs, min_cut_over_max_flow=cut_med / med)
             if scipy_job is not None:
                 got = scipy_job.result(args.peer_limit)
                 rec["scipy_s"] = got[0] if got else None

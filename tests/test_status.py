@@ -59,4 +59,6 @@ def test_excess_left_is_its_own_status_and_the_cut_is_still_minimum():
     assert part.status_name == "excess not returned" and int(part.flow_value) == int(full.flow_value)
     cut = min_cut(net, 0, n - 1, max_iters=4)           # phase one finished: the cut is minimum
     assert int(cut.status) == Status.CONVERGED and int(cut.value) == int(full.flow_value)
+    assert int(cut.stats["return_iterations"]) == 0          # phase two does not run for a cut
+    assert np.array_equal(np.asarray(cut.source_side), np.asarray(full.source_side))
     jaxmatch.certify.check_min_cut(net, 0, n - 1, np.asarray(cut.source_side), cut.value)

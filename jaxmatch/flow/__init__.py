@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -23,6 +24,7 @@ import numpy as np
 
 from jaxmatch._ops import device, is_traced, take, trim
 from jaxmatch.status import Status, settle, with_status_name
+from jaxmatch.flow import lanes as _lanes
 from jaxmatch.flow import push_relabel as _pr
 from jaxmatch.flow import residual as _res
 from jaxmatch.flow.matching import matching_from_flow, matching_network
@@ -103,8 +105,9 @@ class CutResult(NamedTuple):
             MAX_ITERS when the flow's phase one stopped at ``max_iters``
             (the cut may not be minimum); KERNEL_STALLED when a persistent
             kernel's grid barrier timed out.
-        stats: The counters of the maximum flow run it came from, as in
-            :class:`FlowResult` (``iterations`` and the rest).
+        stats: The counters of the run, as in :class:`FlowResult`
+            (``iterations`` and the rest; ``return_iterations`` is 0, as
+            phase two does not run).
 
     Example:
         >>> import jaxmatch
@@ -199,21 +202,7 @@ def _longest_row(net, source, sink):
     return int(_longest_inner_row(net, source, sink))
 
 
-def _window_width(net, longest, lanes) -> int:
-    """Lanes of the largest push-relabel step: ``lanes`` widened to the ``longest`` residual row of a
-    vertex that is not a terminal (terminals never enter a step's lanes), a power of two, at most all
-    residual arcs.
-
-    Under tracing (``longest`` None) the rows are unknown, so the window is
-    the whole residual arc array.
-    """
-    full = 2 * net.arc_cap
-    if longest is None:
-        return full
-    return min(full, next_pow2(max(min(lanes, full), longest)))
-
-
-def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
+def _prepare(net, source, sink, *, layout, reverse, max_iters, k, lanes, kernel=None):
     _check_net(net)
     if layout is not None and layout not in LAYOUTS:
         raise GraphInputError(f"layout must be one of {LAYOUTS} or None, got {layout!r}")
@@ -249,23 +238,22 @@ def _prepare(net, source, sink, layout, reverse, max_iters, k, lanes):
     max_iters = min(int(max_iters), INT32_MAX)  # an int32 operand: more steps than it holds are never run
     longest = _longest_row(net, src, snk)
     return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=None if k is None else float(k),
-                               width=_window_width(net, longest, lanes), search=reverse == "search"), longest
+                               width=_lanes.window_width(2 * net.arc_cap, longest, lanes), search=reverse == "search"), longest
 
 
-def _batch_flow(batch: FlowNetwork, source, sink, options: dict) -> FlowResult:
+def _batch_flow(batch: FlowNetwork, source, sink, phases: int, options: dict, throw: bool) -> FlowResult:
     """A batch, eagerly: on the GPU one jitted ``vmap``; elsewhere its disjoint unions with every network's
     source and sink (:func:`jaxmatch.graph.solve_union`), read back network by network and padded as under
     vmap (the faster route on each: experiments/RESULTS.md)."""
     ends = batch_terminals(source, sink, np.asarray(batch.n))
-    throw = options.pop("throw")
     if _graph.batch_route() == "vmap":
-        res = _vmapped(tuple(sorted(options.items())))(batch, ends[0].astype(np.int32), ends[1].astype(np.int32))
+        res = _vmapped(phases, tuple(sorted(options.items())))(batch, *(e.astype(np.int32) for e in ends))
         return settle("max_flow", res, throw)
     tail, head = np.asarray(batch.tail), np.asarray(batch.head)
-    options["k"] = _pr.UNION_K if options["k"] is None else options["k"]
+    options = {**options, "k": _pr.UNION_K if options["k"] is None else options["k"]}
 
     def one(run, union, off):   # one part's networks (graph.solve_union)
-        res = max_flow(union, ends[0][run] + off["n"][:-1], ends[1][run] + off["n"][:-1], **options, throw=throw)
+        res = _flow(union, ends[0][run] + off["n"][:-1], ends[1][run] + off["n"][:-1], phases, options, throw)
         flow, s = split_union(res.flow, off["n_arcs"], batch.arc_cap, 0), ends[0][run, None]
         value = (np.where(tail[run] == s, flow, 0).sum(1) - np.where(head[run] == s, flow, 0).sum(1)).astype(flow.dtype)
         return (value, flow, split_union(res.source_side, off["n"], batch.vertex_cap, False)), res
@@ -275,8 +263,8 @@ def _batch_flow(batch: FlowNetwork, source, sink, options: dict) -> FlowResult:
 
 
 @functools.lru_cache(maxsize=32)
-def _vmapped(options: tuple):
-    return jax.jit(jax.vmap(partial(max_flow, **dict(options), throw=False)))
+def _vmapped(phases: int, options: tuple):
+    return jax.jit(jax.vmap(lambda net, s, t: _flow(net, s, t, phases, dict(options), False)))
 
 
 # --------------------------------------------------------------------------
@@ -402,18 +390,24 @@ def max_flow(net: FlowNetwork, source, sink, *, layout: str | None = None, max_i
         >>> int(res.flow_value), res.flow.tolist(), res.source_side.tolist()
         (4, [2, 2, 1, 1, 3], [True, True, False, False])
     """
+    return _flow(net, source, sink, 2, dict(layout=layout, max_iters=max_iters, k=k, lanes=lanes, reverse=reverse,
+                                            kernel=kernel), throw)
+
+
+def _flow(net, source, sink, phases: int, options: dict, throw: bool) -> FlowResult:
+    """:func:`max_flow` (``phases`` = 2) or its phase one alone (1: the preflow and the cut, for
+    :func:`min_cut`); ``options``: max_flow's keywords but ``throw``."""
     if _graph.eager_batch(net, FlowNetwork):
-        return _batch_flow(net, source, sink, dict(layout=layout, max_iters=max_iters, k=k, lanes=lanes,
-                                                   reverse=reverse, kernel=kernel, throw=throw))
-    net, src, snk, opts, longest = _prepare(net, source, sink, layout, reverse, max_iters, k, lanes)
-    kernel = _bfs_level.choose(kernel, net.cap)
+        return _batch_flow(net, source, sink, phases, options, throw)
+    net, src, snk, opts, longest = _prepare(net, source, sink, **options)
+    kernel = _bfs_level.choose(options["kernel"], net.cap)
     push = _pr.push_kernel(kernel, net.cap, opts["search"])
     if opts["k"] is None:
         opts["k"] = _pr.KERNEL_K if push else _pr.DEFAULT_K
     # the push kernel's row rule, known eagerly: only the path that runs is compiled (None: both)
     short = longest <= kernel.push_max_degree if push and longest is not None else None
     check_flag(throw, "throw")
-    flow, value, side, status, stats = _solve(net, src, snk, kernel=kernel, short=short,
+    flow, value, side, status, stats = _solve(net, src, snk, kernel=kernel, short=short, phases=phases,
                                               interpret=kernel is not None and jax.default_backend() != "gpu", **opts)
     stats = {k: v for k, v in stats.items() if k != "rung_steps"}  # scalars only
     if not is_traced(net.n):
@@ -438,10 +432,10 @@ def _padded_ids(ids):
     return np.concatenate([a, np.full(max(8, next_pow2(a.size)) - a.size, -1, np.int32)])
 
 
-@partial(jax.jit, static_argnames=("k", "width", "search", "kernel", "interpret", "short"))
-def _solve_jit(net, source, sink, *, max_iters, k, width, search, kernel=None, interpret=False, short=None):
+@partial(jax.jit, static_argnames=("k", "width", "search", "kernel", "interpret", "short", "phases"))
+def _solve_jit(net, source, sink, *, max_iters, k, width, search, kernel=None, interpret=False, short=None, phases=2):
     return _pr.max_flow_arrays(net, source, sink, max_iters=max_iters, k=k, width=width, search=search,
-                               kernel=kernel, interpret=interpret, short=short)
+                               kernel=kernel, interpret=interpret, short=short, phases=phases)
 
 
 def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) -> CutResult:
@@ -451,11 +445,14 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
     whose leaving arcs have the least total capacity,
     :math:`\mathrm{cap}(S) = \sum_{u \in S,\ v \notin S} \mathrm{cap}(u, v)`;
     by the max-flow min-cut theorem it equals the maximum flow value.
-    Computed by :func:`max_flow` (same algorithm, papers and options): its
-    ``source_side``, the vertices above the lowest height that no vertex has
-    when phase one ends, a set that no residual arc leaves. Only phase one
-    is needed, so ``status`` is CONVERGED also when the flow's is
-    EXCESS_LEFT. Cost: that of :func:`max_flow`, plus O(E) for the cut arcs.
+    Computed by phase one of :func:`max_flow` (same algorithm, papers and
+    options): the source side is the vertices above the lowest height that
+    no vertex has when the maximum preflow is found, a set that no residual
+    arc leaves. Phase two (returning the stranded excess, which changes no
+    arc across the cut) is not run: on 1,000 random networks of 64 vertices
+    and 256 arcs that is 30% of max_flow's time (experiments/RESULTS.md,
+    session 52). Cost: phase one of :func:`max_flow`, plus O(E) for the
+    cut arcs.
 
     Args:
         net: The network (:class:`jaxmatch.FlowNetwork`).
@@ -485,7 +482,9 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
         (4, [True, True, False, False], [False, True, True, True, False])
     """
     check_flag(throw, "throw")
-    res = max_flow(net, source, sink, throw=False, **options)
+    args = inspect.signature(max_flow).bind(net, source, sink, **options)   # max_flow's keywords and defaults
+    args.apply_defaults()
+    res = _flow(net, source, sink, 1, {k: v for k, v in list(args.arguments.items())[3:] if k != "throw"}, False)
     side = res.source_side
     if is_traced(net.n):
         crossing = take(side, net.tail, False) & ~take(side, net.head, True)
@@ -496,5 +495,4 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
     else:
         m, host = int(net.n_arcs), np.asarray(side)
         crossing = device(host[np.asarray(net.tail)[:m]] & ~host[np.asarray(net.head)[:m]])
-    status = jnp.where(res.status == Status.EXCESS_LEFT, Status.CONVERGED, res.status).astype(jnp.int32)
-    return settle("min_cut", CutResult(res.flow_value, side, crossing, status, res.stats), throw)
+    return settle("min_cut", CutResult(res.flow_value, side, crossing, res.status, res.stats), throw)

@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxmatch._ops import INT_MAX, claim_first, compact, expand, prefix, take
+from jaxmatch._validate import next_pow2
 
 SMALLEST_QUEUE = 256     # ladder of queue sizes: 256, 2048, 16384, ... up to the vertex capacity
 LADDER_FACTOR = 8
@@ -81,6 +82,16 @@ def ladder(vertex_cap: int, arc_cap: int, width: int) -> tuple[Rung, ...]:
             rest.append(Rung(2 * q, 2 * lanes, 0))   # a half-width rung below the width
         q *= LADDER_FACTOR if lanes < width else TOP_FACTOR
     return tuple(tiled) + tuple(rest) + (Rung(vertex_cap, width, 0),)
+
+
+def window_width(arcs: int, longest, lanes: int) -> int:
+    """Lanes of a network's largest push-relabel step: ``lanes`` widened to the ``longest`` residual
+    row of a vertex that is not a terminal (terminals never enter a step's lanes), a power of two,
+    at most the network's ``arcs`` residual arcs. Under tracing (``longest`` None) the rows are
+    unknown, so the window is all the residual arcs."""
+    if longest is None:
+        return arcs
+    return min(arcs, next_pow2(max(min(lanes, arcs), longest)))
 
 
 def _rung(rungs, count, arcs, longest, go):

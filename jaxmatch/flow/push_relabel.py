@@ -387,8 +387,9 @@ def push_kernel(kernel, rc, search: bool) -> bool:
 
 
 def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, search=False, rungs=None,
-                    unroll=None, early=True, kernel=None, interpret=False, short=None):
-    """Both phases on the device.
+                    unroll=None, early=True, kernel=None, interpret=False, short=None, phases=2):
+    """Both phases on the device (``phases`` = 1: phase one only, a maximum preflow and its minimum
+    cut, as :func:`jaxmatch.min_cut` needs; ``flow`` is then that preflow).
 
     ``source`` and ``sink``: int32 ids (scalars or 1-D arrays; out-of-range
     ids are ignored). ``width``: lanes of the last rung (at least the longest
@@ -440,7 +441,7 @@ def max_flow_arrays(net, source, sink, *, max_iters, k=DEFAULT_K, width=None, se
     init = (residual_from_flow(net, f0), excess_of_flow(net, f0), jnp.zeros(vc, bool), jnp.zeros((), f0.dtype),
             jnp.int32(Status.CONVERGED), jnp.zeros((2, 5), jnp.int32), jnp.zeros(len(rungs), jnp.int32))
     (rc, _, source_side, value, status, counts, per_rung), stranded = lax.fori_loop(
-        0, 2, phase, (init, jnp.zeros((), f0.dtype)))
+        0, phases, phase, (init, jnp.zeros((), f0.dtype)))
     total = counts.sum(axis=0)
     tiled = sum(per_rung[i] for i, r in enumerate(rungs) if r.tile) if any(r.tile for r in rungs) else jnp.int32(0)
     stats = dict(iterations=counts[0, 0], return_iterations=counts[1, 0], pushes=total[1], relabels=total[2],
