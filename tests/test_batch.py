@@ -166,9 +166,11 @@ def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
         jaxmatch.certify.check_flow(net, int(s[i]), int(t[i]), np.asarray(res.flow)[i, :m], int(res.flow_value[i]))
         jaxmatch.certify.check_min_cut(net, int(s[i]), int(t[i]), np.asarray(res.source_side)[i, :n],
                                        int(res.flow_value[i]))
-    cut = jaxmatch.min_cut(fb, s, t)
+    cut = jaxmatch.min_cut(fb, s, t)   # phase one only: its value is the preflow's, not the source's outflow
     caps = np.asarray(fb.cap)
     np.testing.assert_array_equal(np.where(np.asarray(cut.cut_arcs), caps, 0).sum(1), np.asarray(res.flow_value))
+    np.testing.assert_array_equal(np.asarray(cut.value), np.asarray(res.flow_value))
+    assert not np.any(np.asarray(cut.stats["return_iterations"])) and np.any(np.asarray(res.stats["stranded_excess"]))
     with pytest.raises(GraphInputError, match="vmap"):
         jax.jit(lambda g: jaxmatch.maximum_matching(g).cardinality)(batch)
     with pytest.raises(GraphInputError, match="one source id per network"):

@@ -254,8 +254,9 @@ def _batch_flow(batch: FlowNetwork, source, sink, phases: int, options: dict, th
 
     def one(run, union, off):   # one part's networks (graph.solve_union)
         res = _flow(union, ends[0][run] + off["n"][:-1], ends[1][run] + off["n"][:-1], phases, options, throw)
-        flow, s = split_union(res.flow, off["n_arcs"], batch.arc_cap, 0), ends[0][run, None]
-        value = (np.where(tail[run] == s, flow, 0).sum(1) - np.where(head[run] == s, flow, 0).sum(1)).astype(flow.dtype)
+        flow, t = split_union(res.flow, off["n_arcs"], batch.arc_cap, 0), ends[1][run, None]
+        # the net inflow of the sink: the value of the flow, and of phase one's preflow (min_cut)
+        value = (np.where(head[run] == t, flow, 0).sum(1) - np.where(tail[run] == t, flow, 0).sum(1)).astype(flow.dtype)
         return (value, flow, split_union(res.source_side, off["n"], batch.vertex_cap, False)), res
 
     (value, flow, side), status, stats = _graph.solve_union(batch, one)
