@@ -450,10 +450,9 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
     options): the source side is the vertices above the lowest height that
     no vertex has when the maximum preflow is found, a set that no residual
     arc leaves. Phase two (returning the stranded excess, which changes no
-    arc across the cut) is not run: on 1,000 random networks of 64 vertices
-    and 256 arcs that is 30% of max_flow's time (experiments/RESULTS.md,
-    session 52). Cost: phase one of :func:`max_flow`, plus O(E) for the
-    cut arcs.
+    arc across the cut) is not run: on a CPU 2-18% of max_flow's time on
+    single networks, 11-31% on batches (experiments/RESULTS.md, session 52). Cost: phase one of
+    :func:`max_flow`, plus O(E) for the cut arcs.
 
     Args:
         net: The network (:class:`jaxmatch.FlowNetwork`).
