@@ -82,7 +82,7 @@ class FlowNetwork:
     layout: str = _static()
 
     @classmethod
-    def from_edges(cls, tail, head, cap, n=None, *, layout="bcsr",
+    def from_edges(cls, tail, head, cap, n=None, *, layout=None,
                    vertex_capacity=None, arc_capacity=None, graph_index=None):
         """Build a flow network, or a batch of them, from arc arrays.
 
@@ -92,7 +92,7 @@ class FlowNetwork:
         (the network of each arc; ``n`` an array of sizes, ids local to each
         network, arcs of a network in their input order) the result is the
         batch that :func:`~jaxmatch.stack` makes of the networks built one by
-        one, in one pass.
+        one in the same layout, in one pass.
 
         Args:
             tail: int array ``[m]``, the tail of each arc (0-based).
@@ -101,8 +101,13 @@ class FlowNetwork:
                 scipy's ``maximum_flow``; beyond int32 they need 64-bit mode).
             n: the number of vertices (default: the largest id + 1); with
                 ``graph_index``, an int array of one size per network.
-            layout: ``"bcsr"`` (default) or ``"rcsr"``, the residual layout
-                (see the class).
+            layout: ``"bcsr"`` or ``"rcsr"``, the residual layout (see the
+                class); None (default): ``"bcsr"`` for one network,
+                ``"rcsr"`` for a batch (``graph_index``). The solvers give
+                the same answers in both; RCSR's push steps take one prefix
+                sum where BCSR's take two, 10-20% of a batch's solve on a
+                CPU (experiments/RESULTS.md, session 52), and BCSR is the
+                layout the GPU kernels were tuned on.
             vertex_capacity: the padded number of vertices, at least ``n``
                 (default: the next power of two).
             arc_capacity: the padded number of input arcs (default likewise);
@@ -119,6 +124,8 @@ class FlowNetwork:
                 integer dtype, an unknown layout, a capacity below its size,
                 or a count beyond int32.
         """
+        if layout is None:
+            layout = "bcsr" if graph_index is None else "rcsr"
         if layout not in LAYOUTS:
             raise GraphInputError(f"layout must be one of {LAYOUTS}, got {layout!r}")
         if graph_index is not None:

@@ -213,10 +213,13 @@ def test_stack_at_shared_capacities_equals_the_batch_constructor():
         (lambda e, a, b: Graph.from_edges(e[0], e[1], e[2], 8, vertex_capacity=8, entry_capacity=32),
          Graph.from_edges(cat[0], cat[1], cat[2], [8] * len(sizes), graph_index=gid, vertex_capacity=8,
                           entry_capacity=32)),
-        (lambda e, a, b: FlowNetwork.from_edges(e[0], e[1], e[3], 8, vertex_capacity=8, arc_capacity=16),
+        # a batch's default layout is RCSR, one network's BCSR (FlowNetwork.from_edges)
+        (lambda e, a, b: FlowNetwork.from_edges(e[0], e[1], e[3], 8, vertex_capacity=8, arc_capacity=16,
+                                                layout="rcsr"),
          FlowNetwork.from_edges(cat[0], cat[1], cat[3], [8] * len(sizes), graph_index=gid, vertex_capacity=8,
                                 arc_capacity=16)),
     ]
+    assert builds[2][1].layout == "rcsr" and FlowNetwork.from_edges([0], [1], [1]).layout == "bcsr"
     for build, want in builds:
         gs = [build(e, a, b) for e, (a, b, _) in zip(edges, sizes)]
         for got in (stack(gs), stack(unstack(want))):
