@@ -12,7 +12,6 @@ compilation.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 from functools import partial
@@ -202,7 +201,7 @@ def _longest_row(net, source, sink):
     return int(_longest_inner_row(net, source, sink))
 
 
-def _prepare(net, source, sink, *, layout, reverse, max_iters, k, lanes, kernel=None):
+def _prepare(net, source, sink, *, layout, reverse, max_iters, k, lanes):
     _check_net(net)
     if layout is not None and layout not in LAYOUTS:
         raise GraphInputError(f"layout must be one of {LAYOUTS} or None, got {layout!r}")
@@ -238,7 +237,8 @@ def _prepare(net, source, sink, *, layout, reverse, max_iters, k, lanes, kernel=
     max_iters = min(int(max_iters), INT32_MAX)  # an int32 operand: more steps than it holds are never run
     longest = _longest_row(net, src, snk)
     return net, src, snk, dict(max_iters=jnp.int32(max_iters), k=None if k is None else float(k),
-                               width=_lanes.window_width(2 * net.arc_cap, longest, lanes), search=reverse == "search"), longest
+                               width=_lanes.window_width(2 * net.arc_cap, longest, lanes),
+                               search=reverse == "search"), longest
 
 
 def _batch_flow(batch: FlowNetwork, source, sink, phases: int, options: dict, throw: bool) -> FlowResult:
@@ -400,7 +400,7 @@ def _flow(net, source, sink, phases: int, options: dict, throw: bool) -> FlowRes
     :func:`min_cut`); ``options``: max_flow's keywords but ``throw``."""
     if _graph.eager_batch(net, FlowNetwork):
         return _batch_flow(net, source, sink, phases, options, throw)
-    net, src, snk, opts, longest = _prepare(net, source, sink, **options)
+    net, src, snk, opts, longest = _prepare(net, source, sink, **{k: v for k, v in options.items() if k != "kernel"})
     kernel = _bfs_level.choose(options["kernel"], net.cap)
     push = _pr.push_kernel(kernel, net.cap, opts["search"])
     if opts["k"] is None:
@@ -449,8 +449,8 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
     no vertex has when the maximum preflow is found, a set that no residual
     arc leaves. Phase two (returning the stranded excess, which changes no
     arc across the cut) is not run: on a CPU 2-18% of max_flow's time on
-    single networks, 11-31% on batches (experiments/RESULTS.md, session 52). Cost: phase one of
-    :func:`max_flow`, plus O(E) for the cut arcs.
+    single networks, 11-31% on batches (experiments/RESULTS.md, session
+    52). Cost: phase one of :func:`max_flow`, plus O(E) for the cut arcs.
 
     Args:
         net: The network (:class:`jaxmatch.FlowNetwork`).
