@@ -29,7 +29,7 @@ import numpy as np
 from jaxmatch._ops import is_traced, sum_words, trim, words_total
 from jaxmatch.status import settle, with_status_name
 from jaxmatch._validate import INT32_MAX, check_flag, check_not_batch, check_positive, next_pow2
-from jaxmatch.graph import GraphInputError, batch_map
+from jaxmatch.graph import GraphInputError, batch_map, eager_batch
 from jaxmatch.kernels import stable_mw as _stable_mw
 from jaxmatch.stable import gale_shapley as _gs
 from jaxmatch.stable.preferences import Preferences, _int_array
@@ -335,7 +335,7 @@ def stable_marriage(men_prefs, women_prefs, *, method: str = "mcvitie_wilson", m
         if value > MAX_UNROLL:
             raise GraphInputError(f"{name} = {value} is above the supported {MAX_UNROLL} "
                                   "(it is unrolled when the solver is compiled)")
-    if any(isinstance(p, Preferences) and np.ndim(p.n) == 1 and not is_traced(p.n) for p in (men_prefs, women_prefs)):
+    if any(eager_batch(p, Preferences) for p in (men_prefs, women_prefs)):
         as_instance(men_prefs, women_prefs, batch=True)   # eager batches: graph.batch_map
         return settle("stable_marriage", batch_map(stable_marriage, (men_prefs, women_prefs), dict(
             method=method, max_iters=max_iters, unroll=unroll, window=window, kernel=kernel, config=config)), throw)
