@@ -207,7 +207,7 @@ def _bipartite_batch(rows, cols, weights, n_rows, n_cols, graph_index, duplicate
     wdt = None if w is None else _float_dtype()
     g, r, c, w = _graph_sorted(g, r, c, w)
     first = np.concatenate([[0], np.cumsum(np.bincount(g, minlength=count))])
-    runs = list(_runs(first, BUILD_RUN))   # graphs in runs, each on its own (as _residual_rows)
+    runs = list(_runs(first))   # graphs in runs, each on its own (as _residual_rows)
     what = "edge (row, col) of a graph"
 
     def distinct(run):   # a run's distinct edges, keys (graph in the run, row, col), weights summed
@@ -275,7 +275,7 @@ def _graph_batch(u_in, v_in, weights, n, graph_index, duplicates, caps):
         raise GraphInputError("the batch's graphs times vertices squared must stay below 2**62")
     g, u, v, w = _graph_sorted(g, u, v, w)
     first = np.concatenate([[0], np.cumsum(np.bincount(g, minlength=count))])
-    runs = list(_runs(first, BUILD_RUN))   # graphs in runs, each on its own (as _residual_rows)
+    runs = list(_runs(first))   # graphs in runs, each on its own (as _residual_rows)
     what = "edge {u, v} of a graph"
 
     def distinct(run):   # a run's distinct edges, keys (graph in the run, lower id, higher id), weights summed
@@ -350,12 +350,17 @@ def _residual_sorted(t, h, arc, g, first, vc: int, ac: int, layout: str):
     return order, gs, src, dst, forward, arcs
 
 
-BUILD_RUN = 1 << 16   # the most edges of a batch built at once (below; the measured best, RESULTS session 52)
+BUILD_RUN = 1 << 16   # the edges of a batch built at once per 4 cores (below; RESULTS sessions 52-53)
 
 
-def _runs(first: np.ndarray, size: int):
+def _runs(first: np.ndarray):
     """``(b0, b1)`` ranges of consecutive graphs, each with at most ``size`` edges (or one graph);
-    ``first``: where each graph's edges start, and the end."""
+    ``first``: where each graph's edges start, and the end. ``size`` is ``BUILD_RUN`` per 4 cores (2
+    cores: 2^16 edges, the best of 2^16-2^20 at 10^3-10^5 graphs; 16 cores: 2^18, 28-40% faster than
+    2^16 at 10^5), but no more than a core's share of the batch, so a small batch still spreads over
+    the cores (10^3 graphs of 256 edges on 16 cores: 4 runs of 2^16, twice as fast as one)."""
+    threads = cores()
+    size = min(BUILD_RUN * max(1, threads // 4), max(BUILD_RUN, int(first[-1]) // threads))
     b0, count = 0, first.size - 1
     while b0 < count:
         b1 = max(b0 + 1, int(np.searchsorted(first, first[b0] + size, "right")) - 1)
@@ -383,7 +388,7 @@ def _graph_sorted(g, *arrays):
 def _residual_rows(t, h, g, m, first, b0: int, b1: int, vc: int, ac: int, layout: str, out: dict) -> None:
     """Networks b0..b1's rows of the batch's residual arrays, written into ``out``'s arrays.
 
-    The batch's build takes its networks in runs of at most ``BUILD_RUN`` arcs: each run's
+    The batch's build takes its networks in runs (:func:`_runs`): each run's
     temporaries are a few MB, which the allocator hands back to the next run, where one pass over
     the whole batch touches fresh memory for every temporary (experiments/RESULTS.md, session 51)."""
     lo, hi = int(first[b0]), int(first[b1])
@@ -426,7 +431,7 @@ def _flow_batch(tail, head, cap, n, graph_index, layout, caps):
     w = 2 * ac
     out = dict(res=_csr_rows(count, vc, w), arc=np.empty((count, w), np.int32), fwd=np.empty((count, w), bool),
                rev=np.empty((count, w), np.int32))
-    _each_run(lambda r: _residual_rows(t, h, g, m, first, *r, vc, ac, layout, out), list(_runs(first, BUILD_RUN)))
+    _each_run(lambda r: _residual_rows(t, h, g, m, first, *r, vc, ac, layout, out), list(_runs(first)))
     res, res_arc, res_fwd, rev = _device_csr(out["res"]), out["arc"], out["fwd"], out["rev"]
     tt, hh = _padded(t, m, ac, vc, np.int32), _padded(h, m, ac, vc, np.int32)
     cc = _padded(c, m, ac, 0, cdt, copy=True)

@@ -170,6 +170,8 @@ def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
     caps = np.asarray(fb.cap)
     np.testing.assert_array_equal(np.where(np.asarray(cut.cut_arcs), caps, 0).sum(1), np.asarray(res.flow_value))
     np.testing.assert_array_equal(np.asarray(cut.value), np.asarray(res.flow_value))
+    # a large batch's cut arcs are found on the device: the same arcs
+    np.testing.assert_array_equal(jaxmatch.flow.residual.cut_arcs_jit(cut.source_side, fb.tail, fb.head), cut.cut_arcs)
     assert not np.any(np.asarray(cut.stats["return_iterations"])) and np.any(np.asarray(res.stats["stranded_excess"]))
     with pytest.raises(GraphInputError, match="vmap"):
         jax.jit(lambda g: jaxmatch.maximum_matching(g).cardinality)(batch)

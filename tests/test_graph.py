@@ -286,6 +286,18 @@ def _same_batch(a, b):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
+def test_batch_runs_grow_with_the_cores(monkeypatch):
+    """A batch is built in runs of 2^16 edges per 4 cores, at most a core's share of the batch
+    (but 2^16): on 2 cores always 2^16, on 16 cores 2^18 for 10^5 graphs and 2^16 for 10^3."""
+    first = np.arange(100_001) * 256   # where each of 10^5 graphs of 256 edges starts, and the end
+    for threads, small, big in ((2, 2**16, 2**16), (16, 2**16, 2**18)):
+        monkeypatch.setattr(jaxmatch._build, "cores", lambda: threads)
+        for f, size in ((first[:1001], small), (first, big)):
+            runs = list(jaxmatch._build._runs(f))
+            assert runs[0][0] == 0 and runs[-1][1] == f.size - 1 and all(a[1] == b[0] for a, b in zip(runs, runs[1:]))
+            assert max(int(f[b1] - f[b0]) for b0, b1 in runs) == size
+
+
 @pytest.mark.parametrize("layout", ["bcsr", "rcsr"])
 def test_flow_batch_built_in_runs_equals_one_run(monkeypatch, layout):
     """The flow batch's residual rows built in runs of a few arcs (several networks a run, a network

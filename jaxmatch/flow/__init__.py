@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmatch._ops import device, is_traced, take, trim
+from jaxmatch._ops import HOST_TRIM_MAX, device, is_traced, trim
 from jaxmatch.status import Status, settle, with_status_name
 from jaxmatch.flow import lanes as _lanes
 from jaxmatch.flow import push_relabel as _pr
@@ -448,9 +448,10 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
     options): the source side is the vertices above the lowest height that
     no vertex has when the maximum preflow is found, a set that no residual
     arc leaves. Phase two (returning the stranded excess, which changes no
-    arc across the cut) is not run: on a CPU 2-18% of max_flow's time on
-    single networks, 11-31% on batches (experiments/RESULTS.md, session
-    52). Cost: phase one of :func:`max_flow`, plus O(E) for the cut arcs.
+    arc across the cut) is not run: 1-17% of max_flow's time on single
+    networks on an H100, 30% on a batch of 10^4-10^5 (2-18% and 11-31% on a
+    CPU; experiments/RESULTS.md, sessions 52-53). Cost: phase one of
+    :func:`max_flow`, plus O(E) for the cut arcs.
 
     Args:
         net: The network (:class:`jaxmatch.FlowNetwork`).
@@ -483,14 +484,10 @@ def min_cut(net: FlowNetwork, source, sink, *, throw: bool = True, **options) ->
     args = inspect.signature(max_flow).bind(net, source, sink, **options)   # max_flow's keywords and defaults
     args.apply_defaults()
     res = _flow(net, source, sink, 1, {k: v for k, v in list(args.arguments.items())[3:] if k != "throw"}, False)
-    side = res.source_side
-    if is_traced(net.n):
-        crossing = take(side, net.tail, False) & ~take(side, net.head, True)
-    elif np.ndim(net.n) == 1:   # a batch: padding arcs point at vertex_cap, outside every side
-        host = np.pad(np.asarray(side), ((0, 0), (0, 1)))
-        crossing = device(np.take_along_axis(host, np.asarray(net.tail), 1)
-                          & ~np.take_along_axis(host, np.asarray(net.head), 1))
-    else:
-        m, host = int(net.n_arcs), np.asarray(side)
-        crossing = device(host[np.asarray(net.tail)[:m]] & ~host[np.asarray(net.head)[:m]])
+    side, single = res.source_side, not is_traced(net.n) and np.ndim(net.n) == 0
+    if not is_traced(side) and side.size + net.tail.size <= HOST_TRIM_MAX:   # small: on the host (no compile)
+        crossing = device(_res.cut_arcs(np, *map(np.asarray, (side, net.tail, net.head))))
+    else:   # past it on the device: a round trip of the arcs through the host costs more (RESULTS session 53)
+        crossing = _res.cut_arcs_jit(side, net.tail, net.head)
+    crossing = trim(crossing, int(net.n_arcs)) if single else crossing
     return settle("min_cut", CutResult(res.flow_value, side, crossing, res.status, res.stats), throw)

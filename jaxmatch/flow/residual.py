@@ -19,9 +19,12 @@ with L the lowest height in [1, n) that no vertex has, no residual arc
 leaves {v : h(v) > L} (an arc (u, v) with h(u) > L >= h(v) would need
 h(u) <= h(v) + 1 <= L), and that set holds every source (height n) and every
 vertex with excess once no vertex below n is active, and no sink, so it is
-a minimum cut's source side: a height histogram (:func:`histogram`), no BFS.
+a minimum cut's source side: a height histogram (:func:`histogram`), no BFS; :func:`cut_arcs`
+marks the arcs that leave it.
 """
 from __future__ import annotations
+
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -115,3 +118,15 @@ def lowest_gap(hist, n):
 def gap_cut(height, real, n):
     """Source side {v : h(v) > L}, L the lowest height in [1, n) that no real vertex has (module docstring)."""
     return real & (height > lowest_gap(histogram(height, n), n))
+
+
+def cut_arcs(xp, side, tail, head):
+    """Bool per arc (``xp``: numpy or jax.numpy; a network or a batch): its tail in ``side``, its head
+    not; ids past ``side`` (padding) count as outside for the tail, inside for the head."""
+    pad = [(0, 0)] * (side.ndim - 1) + [(0, 1)]
+    at = lambda fill, ids: xp.take_along_axis(xp.pad(side, pad, constant_values=fill),  # noqa: E731
+                                              xp.minimum(ids, side.shape[-1]), -1)
+    return at(False, tail) & ~at(True, head)
+
+
+cut_arcs_jit = jax.jit(partial(cut_arcs, jnp))
