@@ -114,6 +114,8 @@ def main():
 
     jax.block_until_ready(jax.device_put(np.zeros(1)))   # the backend's start-up, not in the first build's time
     rows = []
+    out = Path(os.environ.get("OUT", "experiments/results"))
+    out.mkdir(parents=True, exist_ok=True)
     for family in args.families:
         for B in args.graphs:
             row = dict(family=family, graphs=B, side=args.side, edges_per_graph=args.side * args.degree,
@@ -125,10 +127,9 @@ def main():
                 row["graphs_per_min_end_to_end"] = 60 * B / row["end_to_end_s"]
             rows.append(row)
             print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
-    out = Path(os.environ.get("OUT", "experiments/results"))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_batch.json").write_text(json.dumps(dict(device=str(jax.devices()[0]), jax=jax.__version__,
-                                                          rows=rows), indent=1))
+            # after every row, so that a run stopped by a time limit keeps what it measured
+            (out / "bench_batch.json").write_text(json.dumps(dict(device=str(jax.devices()[0]), jax=jax.__version__,
+                                                                  rows=rows), indent=1))
     print(f"\n{'family':9} {'graphs':>7} {'build s':>8} {'first s':>8} {'warm s':>8} {'end-to-end /min':>17} "
           f"{'peer loop s':>12} {'eager first s':>14} {'eager warm s':>13} {'eager e2e s':>12} {'peer e2e s':>11}")
     fmt = lambda r, k, f: format(r[k], f) if k in r else "-"
