@@ -521,15 +521,21 @@ def test_pair_groups_sort_paths_agree(n_cap):
 
 
 def test_stable_sort_paths_agree():
-    """The packed key-only sort and the stable key-value sort give the same order."""
+    """The packed key-only sort, the stable key-value sort and the radix passes of key-only sorts
+    (one, two and three digits; sizes not a power of two, and of one entry) give the same order."""
     rng = np.random.default_rng(3)
-    key = jnp.asarray(rng.integers(0, 50, 4096).astype(np.int32))
-    packed = BK.stable_sort_with_positions(key, 60)             # 61 * 4096 fits int32: packed
-    pairs = BK.stable_sort_with_positions(key, 1 << 20)         # does not fit: key-value sort
-    order = np.argsort(np.asarray(key), kind="stable")
-    for k, p in (packed, pairs):
-        np.testing.assert_array_equal(p, order)
-        np.testing.assert_array_equal(k, np.asarray(key)[order])
+    for size, high in ((4096, 50), (4096, 1 << 20), (3000, (1 << 31) - 1), (1, 7), (70000, 1 << 16),
+                       (1 << 20, (1 << 31) - 1)):   # the last in three passes of 12 bits
+        key = jnp.asarray(rng.integers(0, high, size).astype(np.int32))
+        if size > 1:
+            key = key.at[: size // 3].set(key[size // 3: 2 * (size // 3)])   # many equal keys
+        order = np.argsort(np.asarray(key), kind="stable")
+        paths = [BK.stable_sort_with_positions(key, high, kv) for kv in (True, False)]
+        if high * size <= 2 ** 31:
+            paths.append(BK.stable_sort_with_positions(key, high))   # fits int32: packed
+        for k, p in paths:
+            np.testing.assert_array_equal(p, order)
+            np.testing.assert_array_equal(k, np.asarray(key)[order])
 
 
 def test_other_code_paths_same_answer():

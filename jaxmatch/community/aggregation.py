@@ -22,7 +22,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmatch._ops import INT_MAX, prefix, take
-from jaxmatch.community.buckets import Level
+from jaxmatch.community.buckets import Level, key_value_sorts
 
 
 def _heads(a, b):
@@ -47,13 +47,6 @@ def _key_dtype(n_cap: int):
     return None
 
 
-def _key_value_sorts(sort_method: str) -> bool:
-    """Group pairs with key-value sorts (radix sorts on a GPU) rather than key-only/multi-key ones."""
-    if sort_method == "auto":
-        return jax.default_backend() not in ("cpu", "tpu")
-    return sort_method == "kv"
-
-
 def pair_groups(a, b, n_cap: int, sort_method: str = "auto") -> Groups:
     """Group entries by the pair (a, b), ids in [0, n_cap] (n_cap = the sentinel).
 
@@ -68,7 +61,7 @@ def pair_groups(a, b, n_cap: int, sort_method: str = "auto") -> Groups:
     e_cap = a.shape[0]
     pos = jnp.arange(e_cap, dtype=jnp.int32)
     kdt = _key_dtype(n_cap)
-    kv = _key_value_sorts(sort_method)
+    kv = key_value_sorts(sort_method)
     if kdt is not None:
         key = a.astype(kdt) * (n_cap + 1) + b.astype(kdt)
         if kv:

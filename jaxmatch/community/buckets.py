@@ -75,20 +75,41 @@ def _pad(a, e_cap, fill):
     return jnp.pad(a, (0, e_cap - a.shape[0]), constant_values=fill)
 
 
-def stable_sort_with_positions(key, key_max: int):
+def key_value_sorts(sort_method: str = "auto") -> bool:
+    """Whether to sort with key-value sorts (radix sorts on a GPU) rather than key-only ones
+    (``Config.sort_method``; "auto": key-value on a GPU only)."""
+    if sort_method == "auto":
+        return jax.default_backend() not in ("cpu", "tpu")
+    return sort_method == "kv"
+
+
+def stable_sort_with_positions(key, key_max: int, kv: bool | None = None):
     """(sorted key, positions in stable order) for int32 keys in [0, key_max].
 
     Packed into one int32 key-only sort (key * len + position) when it fits:
     on CPU a key-only sort is faster than a key-value one, and on a GPU it
-    moves half the bytes; otherwise a stable key-value sort (a radix sort of
-    pairs on a GPU).
+    moves half the bytes. Otherwise, with ``kv`` (default :func:`key_value_sorts`),
+    a stable key-value sort (a radix sort of pairs on a GPU); without, a least
+    significant digit radix sort of key-only sorts, each of a uint32 packing a digit
+    of the key above the position in the previous pass's order: XLA's CPU sorts 2^18
+    int32 keys in 10 ms and key-value pairs in 58 ms, so two such passes cost a third
+    (experiments/RESULTS.md, session 53).
     """
     size = key.shape[0]
     pos = jnp.arange(size, dtype=jnp.int32)
     if (key_max + 1) * size - 1 <= INT_MAX:
         packed = lax.sort(key * size + pos)
         return packed // size, packed % size
-    return lax.sort((key, pos), num_keys=1, is_stable=True)
+    if key_value_sorts() if kv is None else kv:
+        return lax.sort((key, pos), num_keys=1, is_stable=True)
+    bits = max(size - 1, 1).bit_length()        # a position's bits; a digit takes the rest of 32
+    digit = 32 - bits
+    perm = pos
+    for shift in range(0, key_max.bit_length(), digit):   # stable passes, lowest digit first
+        d = ((key[perm] >> shift) & ((1 << digit) - 1)).astype(jnp.uint32)
+        packed = lax.sort((d << bits) | pos.astype(jnp.uint32))
+        perm = perm[(packed & ((1 << bits) - 1)).astype(jnp.int32)]
+    return key[perm], perm
 
 
 def vertex_buckets(deg, ids=None, rule: str = "auto", totals=None):

@@ -64,9 +64,11 @@ class Config(NamedTuple):
             both orders from the same start, keeping the run at the higher
             modularity (one run on a level of hash classes: ``buckets``).
         sort_method: how :func:`jaxmatch.community.aggregation.pair_groups`
-            sorts: ``"auto"`` (default: by ``jax.default_backend()``),
-            ``"kv"`` (key-value sorts, radix sorts on a GPU) or ``"key"``
-            (key-only or two-key sorts).
+            and the wide buckets' grouping
+            (:func:`jaxmatch.community.buckets.stable_sort_with_positions`) sort:
+            ``"auto"`` (default: by ``jax.default_backend()``), ``"kv"``
+            (key-value sorts, radix sorts on a GPU) or ``"key"`` (key-only or
+            two-key sorts).
         run_sums: how the sorted grouping of a wide bucket
             (:func:`jaxmatch.community.moves.move_bucket`) adds up each (vertex, C(j)) pair's
             weights: ``"scatter"`` (a segment sum: one atomic add per entry on a GPU, and a

@@ -98,7 +98,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxmatch._ops import prefix, run_totals, take
-from jaxmatch.community.buckets import N_BUCKETS, Buckets, stable_sort_with_positions
+from jaxmatch.community.buckets import N_BUCKETS, Buckets, key_value_sorts, stable_sort_with_positions
 from jaxmatch.community.config import DEFAULT, Config, Options
 from jaxmatch.community.size_classes import by_class, window_classes
 
@@ -150,7 +150,8 @@ def move_bucket(bk: Buckets, comm, tot, size, b, inv2m, resolution, window: int,
 
     c = jnp.where(valid, take(comm, d, n_cap), n_cap)
     groups = dict(shift=partial(_group_shift, cfg=cfg, width=bk.width[b]),
-                  sort=partial(_group_sort, n_cap=n_cap, scan=scanned_runs(cfg)))
+                  sort=partial(_group_sort, n_cap=n_cap, scan=scanned_runs(cfg),
+                               kv=key_value_sorts(cfg.sort_method)))
     if group == "auto":     # one copy of the step, the grouping picked at run time by the row width
         wide = bk.width[b] > cfg.shift_max
         if axis is not None:
@@ -234,12 +235,13 @@ def scanned_runs(cfg: Config) -> bool:
     return cfg.run_sums == "scan"
 
 
-def _group_sort(c, rid, w, jr, valid, *, n_cap: int, scan: bool = False):
+def _group_sort(c, rid, w, jr, valid, *, n_cap: int, scan: bool = False, kv: bool | None = None):
     """Group a window's entries by (C(j), row) with one stable sort by C(j) (entries are
-    sorted by row): (sc, srid, jr, head, e_ic), as :func:`_group_shift`; with ``scan``, e_ic by
+    sorted by row; ``kv``: see :func:`jaxmatch.community.buckets.stable_sort_with_positions`):
+    (sc, srid, jr, head, e_ic), as :func:`_group_shift`; with ``scan``, e_ic by
     :func:`jaxmatch._ops.run_totals` (``Config.run_sums``)."""
     W = c.shape[0]
-    sc, perm = stable_sort_with_positions(c, n_cap)
+    sc, perm = stable_sort_with_positions(c, n_cap, kv)
     srid, sw, sv, jrs = rid[perm], w[perm], sc < n_cap, jr[perm]
     head = sv & ((sc != jnp.concatenate([jnp.full(1, -1, sc.dtype), sc[:-1]]))
                  | (srid != jnp.concatenate([jnp.full(1, -1, srid.dtype), srid[:-1]])))
