@@ -81,8 +81,9 @@ Cost, per sweep, per non-empty bucket (a window is at most twice its bucket,
 4/3 of it in the largest classes, or ``Config.window_min``): the grouping
 (``ceil((width - 1) / shift_unroll)`` passes when the bucket's rows hold at
 most ``Config.shift_max`` entries, else a sort: a key-only sort of
-``C(j) * W + position`` when that fits an int32, else a stable key-value sort on a GPU
-and radix passes of key-only sorts elsewhere (``Config.sort_method``), then three gathers by the permutation and a cumsum, or on a GPU a segmented
+``C(j) * W + position`` when that fits an int32, else a stable key-value sort
+on a GPU and radix passes of key-only sorts elsewhere (``Config.sort_method``),
+then three gathers by the permutation and a cumsum, or on a GPU a segmented
 scan in place of the cumsum and the segment sum); about 25 gathers and 18
 scatters / segment reductions of window length (neighbour lookups use the rows
 of the window, through ``d_rank`` computed once per level); O(n) per sweep for
