@@ -508,7 +508,7 @@ def test_tail_default_by_backend_and_size(monkeypatch):
     """Config.tail=None resolves by backend and size (a static shape: a problem under vmap runs as it
     does alone): 16 on the CPU; on the GPU none up to 1,024 persons, else 1 dense and 4 sparse; a
     tail given stays. Config.min_rows=None: 256, but N for a sparse problem of fewer than
-    LADDER_ENTRIES entries on the GPU. Config.kernel=None: a float32 dense problem a few bids at a time, as one XLA loop
+    LADDER_ENTRIES entries on the GPU. Config.kernel=None: a float32 dense problem one bid at a time, as one XLA loop
     off the GPU."""
     from jaxmatch.assignment import auction as au
     assert au.one_bid(Config(), 10**5, jnp.float32) == "loop" and au.one_bid(Config(), 8, np.float64) is None

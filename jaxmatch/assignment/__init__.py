@@ -9,7 +9,7 @@ or the best matching of any size (``full=False``), with the dual potentials
 that prove it optimal (:func:`jaxmatch.certify.check_assignment`).
 
 Both run the epsilon-scaling auction of :mod:`jaxmatch.assignment.auction`
-on a square problem (a dense float32 problem a few bids at a time: on the GPU in
+on a square problem (a dense float32 problem one bid at a time: on the GPU in
 one Pallas program, one program a problem under ``vmap``, elsewhere as one XLA
 loop; :mod:`jaxmatch.kernels.auction_dense`, ``auction.Config.kernel``). A dense ``n x m`` matrix (``n <= m``, else its
 transpose) gets ``m - n`` dummy rows of zero cost. A sparse graph becomes

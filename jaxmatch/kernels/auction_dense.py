@@ -4,9 +4,9 @@ The array auction (:mod:`jaxmatch.assignment.auction`) runs Jacobi rounds as
 XLA loop steps; on the GPU each costs 20-100 us, and a batch of small
 problems under ``vmap`` runs as many steps as its slowest problem, each over
 the whole batch. Here one program holds one problem's prices, owners and
-assignment in registers and runs Bertsekas's auction from the first phase to
-the last, a few bids at a time (below), with no barrier and no other program
-to wait for. Under ``jax.vmap`` Pallas gives every problem of the
+assignment in registers and runs Bertsekas's Gauss-Seidel auction from the
+first phase to the last, one bid at a time, with no barrier and no other
+program to wait for. Under ``jax.vmap`` Pallas gives every problem of the
 batch its own program (the grid gets the batch axis), so a batch of 10^4
 problems is one launch of 10^4 independent programs.
 
