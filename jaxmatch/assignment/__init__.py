@@ -141,8 +141,6 @@ def _check_config(config) -> None:
         raise GraphInputError(f"Config.min_rows must be None or an int >= 1, got {config.min_rows!r}")
     if config is not None and not (isinstance(config.early, (int, float)) and 0 <= config.early < 1):
         raise GraphInputError(f"Config.early must be a fraction in [0, 1), got {config.early!r}")
-    if config is not None and config.lanes is not None and (type(config.lanes) is not int or config.lanes < 1):
-        raise GraphInputError(f"Config.lanes must be None or an int >= 1, got {config.lanes!r}")
 
 
 _all_finite = jax.jit(lambda c: jnp.isfinite(c).all())

@@ -49,9 +49,8 @@ price stays below the phase's largest starting price plus ``(N + 1) (range +
 2 eps)``, and a price ``2 (N + 1) (range + eps)`` above it stops the run as
 INFEASIBLE.
 
-A dense float32 problem runs the whole auction a few bids at a time instead (``Config.kernel``,
-:mod:`jaxmatch.kernels.auction_dense`; with ``Config.lanes`` 1 the answer of ``tail=N`` bit for
-bit): on the GPU up to
+A dense float32 problem runs the whole auction one bid at a time instead (``Config.kernel``,
+:mod:`jaxmatch.kernels.auction_dense`; the answer of ``tail=N`` bit for bit): on the GPU up to
 :data:`KERNEL_MAX` persons in one Pallas program, with no loop step per bid; elsewhere as one XLA
 while loop, whose steps cost little there.
 
@@ -90,9 +89,8 @@ class Config(NamedTuple):
             None (the default): the backend's choice (:func:`resolve`).
         tail_width: the entries of the bidder's row that one step of the tail reads at a time in
             the sparse layout (the dense layout reads the whole row).
-        kernel: a float32 dense problem's whole auction a few bids at a time
-            (:mod:`jaxmatch.kernels.auction_dense`; with ``lanes`` 1 every phase as with ``tail=N``,
-            the same bids):
+        kernel: a float32 dense problem's whole auction one bid at a time
+            (:mod:`jaxmatch.kernels.auction_dense`: every phase as with ``tail=N``, the same bids):
             None (the default) in one Pallas program a problem on the GPU up to :data:`KERNEL_MAX`
             persons (the Jacobi rounds above it), as one XLA while loop elsewhere; True: in the
             Pallas program always (its interpreter off the GPU); False: never (the Jacobi rounds
@@ -104,10 +102,6 @@ class Config(NamedTuple):
         early: where ``finish`` is on, a phase before the last ends once at most this fraction of
             the persons to assign (``real``) is unassigned (only the last phase must assign
             everyone).
-        lanes: where ``kernel`` runs the auction, the persons bidding at once in one step (a
-            Jacobi round on a window of the free persons); None (the default):
-            :func:`jaxmatch.kernels.auction_dense.lanes_for` of the problem's size, the same on
-            every backend, so that the kernel and its XLA twin give the same answer.
     """
     theta: float = 5.0
     eps0: float = 0.2
@@ -117,7 +111,6 @@ class Config(NamedTuple):
     kernel: bool | None = None
     finish: int | None = None
     early: float = 0.001
-    lanes: int | None = None
 
 
 DEFAULT = Config()
@@ -478,7 +471,7 @@ def solve(p: Problem, rng, max_iters, *, width=None, cfg: Config = DEFAULT) -> S
         run = (partial(auction_dense.solve, interpret=jax.default_backend() != "gpu") if how == "kernel"
                else auction_dense.sequential)
         price, assigned, rounds, phases, bids, status = run(p.benefit.reshape(n, n), rng, max_iters,
-                                                            theta=cfg.theta, eps0=cfg.eps0, lanes=cfg.lanes)
+                                                            theta=cfg.theta, eps0=cfg.eps0)
         ids = jnp.arange(n, dtype=jnp.int32)
         owner = jnp.full(n, -1, jnp.int32).at[jnp.where(assigned >= 0, assigned, n)].set(ids, mode="drop")
         zero = jnp.zeros((), price.dtype)
