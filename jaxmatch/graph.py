@@ -434,8 +434,8 @@ UNION_PART = 1 << 18   # a union's edges or arcs per part (solve_union; the meas
 def solve_union(batch, one):
     """Solve a batch given eagerly off the GPU through disjoint unions of its graphs, in parts.
 
-    The batch is cut into ``ceil(edges / UNION_PART)`` runs of consecutive graphs (the number of
-    edges, or arcs, of the whole batch; so the parts depend on the data only, not on the machine),
+    The batch is cut into ``ceil(edges / UNION_PART)`` runs of consecutive graphs, two past half of it
+    (``edges``: the whole batch's edges, or arcs; so the parts depend on the data only, not the machine),
     each run's :func:`disjoint_union` at the capacities of the largest (one compiled program), and
     the parts are solved on as many threads as the process has CPU cores: XLA's CPU loops run
     mostly on one core each (the speed-up: experiments/RESULTS.md, session 50). Small unions are
@@ -456,7 +456,8 @@ def solve_union(batch, one):
     b = jax.device_get(batch)
     fields = _SIZE_FIELDS[type(b)]
     count = int(np.shape(getattr(b, fields[0]))[0])
-    parts = max(1, min(count, -(-int(np.sum(getattr(b, fields[-1]), dtype=np.int64)) // UNION_PART)))
+    edges = int(np.sum(getattr(b, fields[-1]), dtype=np.int64))
+    parts = max(1, min(count, max(-(-edges // UNION_PART), 2 if 2 * edges > UNION_PART else 1)))
     cuts = np.linspace(0, count, parts + 1).astype(np.int64)
     runs = [slice(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:])]
     totals = {f: max(int(np.sum(getattr(b, f)[r], dtype=np.int64)) for r in runs) for f in fields}

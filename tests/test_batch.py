@@ -132,6 +132,12 @@ def test_a_batch_given_eagerly_is_solved_graph_by_graph(route, monkeypatch):
         assert sorted((len(o["n_edges"]) - 1, int(o["n_edges"][-1])) for _, o in unions) == sorted(
             (int(b - a), int(edges[b] - edges[a])) for a, b in zip(cuts[:-1], cuts[1:]))
         assert max(int(o["n_edges"][-1]) for _, o in unions) <= unions[0][0].edge_cap
+        for part, runs in ((int(edges[-1]) + 1, 2), (2 * int(edges[-1]), 1)):   # two runs past half a part
+            monkeypatch.setattr(jaxmatch.graph, "UNION_PART", part)
+            unions.clear()
+            assert np.array_equal(jaxmatch.maximum_matching(batch).cardinality, res.cardinality)
+            assert len(unions) == runs
+        monkeypatch.setattr(jaxmatch.graph, "UNION_PART", 40)
     unions.clear()
     for g, rm, cm, card in zip(gs, np.asarray(res.row_mate), np.asarray(res.col_mate), np.asarray(res.cardinality)):
         nr, nc = int(g.n_rows), int(g.n_cols)
