@@ -434,8 +434,8 @@ UNION_PART = 1 << 18   # a union's edges or arcs per part (solve_union; the meas
 def solve_union(batch, one):
     """Solve a batch given eagerly off the GPU through disjoint unions of its graphs, in parts.
 
-    The batch is cut into ``ceil(edges / UNION_PART)`` runs of consecutive graphs, two past half of it
-    (``edges``: the whole batch's edges, or arcs; so the parts depend on the data only, not the machine),
+    The batch is cut into ``ceil(edges / UNION_PART)`` runs of consecutive graphs, at least two past
+    ``UNION_PART / 2`` (``edges``: the whole batch's, or arcs; the parts depend on the data, not the machine),
     each run's :func:`disjoint_union` at the capacities of the largest (one compiled program), and
     the parts are solved on as many threads as the process has CPU cores: XLA's CPU loops run
     mostly on one core each (the speed-up: experiments/RESULTS.md, session 50). Small unions are
